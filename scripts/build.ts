@@ -1,0 +1,21 @@
+// Compiles the whole product into one self-contained executable: dist/regkb.
+// Embedded assets (sqlite-vec, Pyodide, the embedding table, the sample corpus, page
+// assets) are pulled in by their `with { type: "file" }` imports.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..");
+const outfile = join(root, "dist", "regkb");
+mkdirSync(join(root, "dist"), { recursive: true });
+
+const started = performance.now();
+const proc = Bun.spawnSync(
+  [process.execPath, "build", "--compile", "--minify-syntax", "--minify-whitespace", "--sourcemap=none", join(root, "src", "main.ts"), "--outfile", outfile],
+  { cwd: root, stdout: "inherit", stderr: "inherit" },
+);
+if (proc.exitCode !== 0) {
+  console.error("build failed");
+  process.exit(proc.exitCode ?? 1);
+}
+const mib = (Bun.file(outfile).size / 1024 / 1024).toFixed(1);
+console.log(`built ${outfile} (${mib} MiB) in ${((performance.now() - started) / 1000).toFixed(1)} s`);

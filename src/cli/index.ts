@@ -1,0 +1,93 @@
+import { ConfigError, loadConfig, type Env } from "../config";
+import { createDeps, type Deps } from "../deps";
+import { ApiError } from "../http/errors";
+import { VERSION } from "../version";
+import { CliError, optionalString, parseFlags } from "./args";
+import { backupCommands } from "./backup";
+import type { Command } from "./command";
+import { jurisdictionCommands } from "./jurisdiction";
+import { keyCommands } from "./key";
+import { orgCommands } from "./org";
+import { serveCommands } from "./serve";
+
+export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...backupCommands];
+
+const COMMON_FLAGS = { "data-dir": "string", json: "boolean", help: "boolean" } as const;
+
+function helpText(): string {
+  const width = Math.max(...commands.map((c) => c.usage.length));
+  return [
+    `regkb ${VERSION} — regulatory knowledge service and operator CLI`,
+    "",
+    "Usage:",
+    ...commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+    "",
+    "Every command takes --data-dir DIR (default $REGKB_DATA_DIR or ./regkb-data) and --json",
+    "(one JSON object as the last line of stdout). Exit status 0 on success, 1 on error.",
+  ].join("\n");
+}
+
+/** Longest command names first, so "org create" wins over a hypothetical "org". */
+function findCommand(args: readonly string[]): { command: Command; rest: string[] } | undefined {
+  for (const command of [...commands].sort((a, b) => b.name.length - a.name.length)) {
+    const words = command.name.split(" ");
+    if (words.every((w, i) => args[i] === w)) return { command, rest: args.slice(words.length) };
+  }
+  return undefined;
+}
+
+export async function runCli(args: string[], env: Env): Promise<number> {
+  if (args.length === 0 || args[0] === "--help" || args[0] === "help") {
+    process.stdout.write(`${helpText()}\n`);
+    return 0;
+  }
+  if (args[0] === "--version") {
+    process.stdout.write(`regkb ${VERSION}\n`);
+    return 0;
+  }
+  const found = findCommand(args);
+  if (!found) {
+    process.stderr.write(`regkb: unknown command "${args.slice(0, 2).join(" ")}"; see regkb --help\n`);
+    return 2;
+  }
+  const { command, rest } = found;
+  let deps: Deps | undefined;
+  let json = false;
+  try {
+    const { flags, positionals } = parseFlags(rest, { ...COMMON_FLAGS, ...command.flags });
+    json = flags.json === true;
+    if (flags.help) {
+      process.stdout.write(`${command.usage}\n  ${command.summary}\n`);
+      return 0;
+    }
+    const config = loadConfig(env, { dataDir: optionalString(flags, "data-dir") });
+    const cliLogLevel = command.name === "serve" ? config.logLevel : "warn";
+    const result = await command.run({
+      flags,
+      positionals,
+      config,
+      interactive: !json && process.stdout.isTTY === true,
+      deps: async () => (deps ??= await createDeps({ ...config, logLevel: cliLogLevel })),
+    });
+    process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`regkb ${command.name}: ${describe(error)}\n`);
+    if (json) process.stdout.write(`${JSON.stringify({ error: errorCode(error), details: describe(error) })}\n`);
+    return 1;
+  } finally {
+    if (deps && command.name !== "serve") deps.db.close();
+  }
+}
+
+function errorCode(error: unknown): string {
+  if (error instanceof ApiError) return error.code;
+  if (error instanceof CliError || error instanceof ConfigError) return "invalid_arguments";
+  return "internal_error";
+}
+
+function describe(error: unknown): string {
+  if (error instanceof ApiError) return error.details ?? error.code;
+  if (error instanceof Error) return error.message.split("\n")[0] ?? error.name;
+  return String(error);
+}

@@ -1,0 +1,48 @@
+import { backgroundServices } from "../background";
+import { startServer } from "../server";
+import { optionalInteger, optionalString } from "./args";
+import type { Command } from "./command";
+import { ensureDemo } from "./demo";
+
+export const serveCommands: Command[] = [
+  {
+    name: "serve",
+    summary: "Run the HTTP API, dashboard and background workers",
+    usage: "regkb serve [--port 8080] [--host 127.0.0.1] [--demo]",
+    flags: { port: "string", host: "string", demo: "boolean" },
+    async run({ flags, config, deps }) {
+      const port = optionalInteger(flags, "port", 0, 65535) ?? config.port;
+      const host = optionalString(flags, "host") ?? config.host;
+      const d = await deps();
+      const demo = flags.demo ? await ensureDemo(d) : undefined;
+      const server = await startServer(d, { host, port, background: backgroundServices(d) });
+      if (demo) printDemo(server.url, demo);
+      process.stdout.write(`regkb listening on ${server.url}\n`);
+      await new Promise<void>((done) => {
+        const shutdown = (signal: string) => {
+          d.log.info("shutdown_requested", { signal });
+          server.stop().then(done, done);
+        };
+        process.once("SIGTERM", () => shutdown("SIGTERM"));
+        process.once("SIGINT", () => shutdown("SIGINT"));
+      });
+      return { json: { stopped: true }, text: "regkb stopped" };
+    },
+  },
+];
+
+function printDemo(url: string, demo: { orgId: string; key: string; availablePence: number }): void {
+  process.stdout.write(
+    [
+      "",
+      `Demo organisation ${demo.orgId} — ${demo.availablePence} pence of credit.`,
+      `Demo API key (new each start, shown once): ${demo.key}`,
+      "",
+      "Try:",
+      `  curl -s ${url}/v1/search -H "Authorization: Bearer ${demo.key}" \\`,
+      `       -H "Content-Type: application/json" -d '{"query":"notify the supervisory authority of a personal data breach"}'`,
+      `  API reference: ${url}/v1/docs`,
+      "",
+    ].join("\n") + "\n",
+  );
+}

@@ -1,0 +1,111 @@
+import { resolve } from "node:path";
+import type { LogLevel } from "./log";
+
+/**
+ * Every setting in one place: env var, default and bounds. Flags given on the command
+ * line (`--data-dir`, `--port`, `--host`) override the environment.
+ */
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  logLevel: LogLevel;
+  /** Requests per minute per API key; 0 turns the limiter off. */
+  rateLimitPerMinute: number;
+  maxUploadBytes: number;
+  /** Base URL customers reach (checkout success/cancel pages, dashboard links). */
+  publicUrl: string;
+  stripeSecretKey: string | undefined;
+  stripeWebhookSecret: string | undefined;
+  stripeApiBase: string | undefined;
+  embedder: "static" | "use-lite" | "openai";
+  embedderUrl: string | undefined;
+  embedderModel: string | undefined;
+  embedderApiKey: string | undefined;
+  embedderDimensions: number | undefined;
+  sandboxPoolSize: number;
+  sandboxUnsafeNoIsolation: boolean;
+  screeningConcurrency: number;
+  ingestConcurrency: number;
+  executionConcurrency: number;
+  /** A run whose worker stops renewing its lease for this long is taken over. */
+  runLeaseMs: number;
+  runMaxAttempts: number;
+  shutdownTimeoutMs: number;
+}
+
+export type Env = Record<string, string | undefined>;
+
+export interface Flags {
+  dataDir?: string;
+  host?: string;
+  port?: number;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}`);
+  return raw as T;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === "" ? undefined : raw;
+}
+
+function url(env: Env, name: string, fallback: string | undefined): string | undefined {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error();
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+const MIB = 1024 * 1024;
+
+export function loadConfig(env: Env, flags: Flags = {}): Config {
+  const host = flags.host ?? optional(env, "REGKB_HOST") ?? "127.0.0.1";
+  const port = flags.port ?? integer(env, "REGKB_PORT", 8080, 0, 65535);
+  return {
+    dataDir: resolve(flags.dataDir ?? optional(env, "REGKB_DATA_DIR") ?? "regkb-data"),
+    host,
+    port,
+    logLevel: oneOf(env, "REGKB_LOG_LEVEL", "info", ["info", "warn", "error", "silent"] as const),
+    rateLimitPerMinute: integer(env, "REGKB_RATE_LIMIT_PER_MINUTE", 0, 0, 1_000_000),
+    maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
+    publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host}:${port}`)!,
+    stripeSecretKey: optional(env, "REGKB_STRIPE_SECRET_KEY"),
+    stripeWebhookSecret: optional(env, "REGKB_STRIPE_WEBHOOK_SECRET"),
+    stripeApiBase: url(env, "REGKB_STRIPE_API_BASE", undefined),
+    embedder: oneOf(env, "REGKB_EMBEDDER", "static", ["static", "use-lite", "openai"] as const),
+    embedderUrl: url(env, "REGKB_EMBEDDER_URL", undefined),
+    embedderModel: optional(env, "REGKB_EMBEDDER_MODEL"),
+    embedderApiKey: optional(env, "REGKB_EMBEDDER_API_KEY"),
+    embedderDimensions: env.REGKB_EMBEDDER_DIMENSIONS ? integer(env, "REGKB_EMBEDDER_DIMENSIONS", 0, 8, 8192) : undefined,
+    sandboxPoolSize: integer(env, "REGKB_SANDBOX_POOL_SIZE", 2, 0, 64),
+    sandboxUnsafeNoIsolation: optional(env, "REGKB_SANDBOX_UNSAFE_NO_ISOLATION") === "1",
+    screeningConcurrency: integer(env, "REGKB_SCREENING_CONCURRENCY", 2, 1, 64),
+    ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),
+    executionConcurrency: integer(env, "REGKB_EXECUTION_CONCURRENCY", 2, 1, 64),
+    runLeaseMs: integer(env, "REGKB_RUN_LEASE_MS", 30_000, 1_000, 3_600_000),
+    runMaxAttempts: integer(env, "REGKB_RUN_MAX_ATTEMPTS", 3, 1, 100),
+    shutdownTimeoutMs: integer(env, "REGKB_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * Wire format between the parser (parent) and a PDF child process.
+ * Request (stdin):  one JSON line `PdfChildRequest`, then exactly `bytes` raw PDF bytes.
+ * Reply (stdout):   one JSON line `PdfChildReply` per request, in request order.
+ */
+export type PdfChildMode = "inspect" | "extract";
+
+export interface PdfChildRequest {
+  mode: PdfChildMode;
+  bytes: number;
+}
+
+export type PdfRejectionCode = "invalid_pdf" | "too_many_pages";
+
+export type PdfChildReply =
+  | { ok: true; pages: number; texts?: string[] }
+  | { ok: false; code: PdfRejectionCode; details: string };
+
+/** The header line of a request is tiny; anything longer is a broken stream. */
+export const REQUEST_HEADER_BYTES_MAX = 1024;
+/** A request body above this is refused by the child (the upload limit is far lower). */
+export const REQUEST_BODY_BYTES_MAX = 1024 * 1024 * 1024;

@@ -1,0 +1,33 @@
+import { join } from "node:path";
+import { materialise } from "../../sys/assets";
+import asmJsPath from "../../../node_modules/pyodide/pyodide.asm.mjs" with { type: "file" };
+import asmWasmPath from "../../../node_modules/pyodide/pyodide.asm.wasm" with { type: "file" };
+import lockPath from "../../../node_modules/pyodide/pyodide-lock.json" with { type: "file" };
+import stdlibPath from "../../../node_modules/pyodide/python_stdlib.zip" with { type: "file" };
+import pyodidePackage from "../../../node_modules/pyodide/package.json";
+
+export const PYODIDE_VERSION: string = pyodidePackage.version;
+
+/**
+ * Copy the Pyodide runtime out of the binary into `<cacheDir>/pyodide-<version>/` so the
+ * child can load it from real files (its loader reads them with node:fs and dynamic import).
+ * Returns the directory, with a trailing slash as Pyodide's indexURL wants.
+ */
+export async function materialisePyodide(cacheDir: string): Promise<string> {
+  const dir = join(cacheDir, `pyodide-${PYODIDE_VERSION}`);
+  await Promise.all([
+    materialise(asmJsPath, dir, "pyodide.asm.mjs"),
+    materialise(asmWasmPath, dir, "pyodide.asm.wasm"),
+    materialise(lockPath, dir, "pyodide-lock.json"),
+    materialise(stdlibPath, dir, "python_stdlib.zip"),
+  ]);
+  return `${dir}/`;
+}
+
+/**
+ * The memory snapshot is specific to this Pyodide, this Bun and the child's load options,
+ * so its name carries all three; a new binary simply makes a new one.
+ */
+export function snapshotPath(indexDir: string, loadOptionsVersion: number): string {
+  return join(indexDir, `snapshot-bun${Bun.version}-v${loadOptionsVersion}.bin`);
+}

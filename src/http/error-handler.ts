@@ -1,0 +1,48 @@
+import { Elysia, ValidationError } from "elysia";
+import type { Deps } from "../deps";
+import { ApiError } from "./errors";
+import { requestInfo } from "./request-context";
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+/** "body.query: Expected string length less or equal to 1000" — the field first, then why. */
+function describeValidation(error: ValidationError): string {
+  const first = error.all[0] as { path?: string; summary?: string; message?: string } | undefined;
+  const path = first?.path ? first.path.replace(/^\//, "").replace(/\//g, ".") : "";
+  const where = path ? `${error.type}.${path}` : error.type;
+  return `${where}: ${first?.summary ?? first?.message ?? "invalid value"}`;
+}
+
+/**
+ * Every error leaves as the Error body with a stable code. Validation (Elysia's 422)
+ * becomes 400 validation_failed naming the field; anything unexpected is a 500 with
+ * no stack trace or SQL in the body — those go to the log with the request id.
+ */
+export function errorHandler(deps: Deps) {
+  return new Elysia({ name: "regkb.errors" }).onError({ as: "global" }, ({ code, error, request }) => {
+    if (error instanceof ApiError) return json(error.status, error.body(), error.headers);
+    if (error instanceof ValidationError) {
+      if (error.type === "response") return internal(deps, request, error);
+      return json(400, { error: "validation_failed", details: describeValidation(error) });
+    }
+    if (code === "PARSE") return json(400, { error: "validation_failed", details: "body: malformed request body" });
+    if (code === "NOT_FOUND") return json(404, { error: "not_found", details: "no such route" });
+    return internal(deps, request, error);
+  });
+}
+
+function internal(deps: Deps, request: Request, error: unknown): Response {
+  const info = requestInfo(request);
+  deps.log.error("internal_error", {
+    requestId: info?.id ?? null,
+    route: info?.route ?? null,
+    errorName: error instanceof Error ? error.name : typeof error,
+    message: error instanceof Error ? error.message.slice(0, 500) : String(error).slice(0, 500),
+  });
+  return json(500, { error: "internal_error", details: `request ${info?.id ?? "unknown"} failed; see the server log` });
+}

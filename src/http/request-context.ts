@@ -1,0 +1,23 @@
+import { uuidv7 } from "../ids";
+
+/** Per-request facts the access log and error handler need, keyed by the Request object. */
+export interface RequestInfo {
+  id: string;
+  startNs: number;
+  route?: string;
+  orgId?: string;
+}
+
+const infos = new WeakMap<Request, RequestInfo>();
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function beginRequest(request: Request): RequestInfo {
+  const echoed = request.headers.get("x-request-id");
+  const info = { id: echoed && REQUEST_ID_PATTERN.test(echoed) ? echoed : uuidv7(), startNs: Bun.nanoseconds() };
+  infos.set(request, info);
+  return info;
+}
+
+export function requestInfo(request: Request): RequestInfo | undefined {
+  return infos.get(request);
+}

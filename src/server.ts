@@ -1,0 +1,50 @@
+import { buildApp } from "./app";
+import type { Deps } from "./deps";
+import { observe } from "./http/observe";
+
+/** A long-lived part of the server (run workers, sandbox pool, periodic ticks). */
+export interface BackgroundService {
+  name: string;
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Body bytes Bun accepts at all; uploads are held to REGKB_MAX_UPLOAD_BYTES by the documents routes. */
+const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
+
+export async function startServer(
+  deps: Deps,
+  options: { host: string; port: number; background?: BackgroundService[] },
+): Promise<RunningServer> {
+  const app = buildApp(deps);
+  const background = options.background ?? [];
+  for (const service of background) await service.start();
+  const server = Bun.serve({
+    hostname: options.host,
+    port: options.port,
+    maxRequestBodySize: deps.config.maxUploadBytes + MULTIPART_OVERHEAD_BYTES,
+    fetch: observe(deps, (request) => app.handle(request)),
+  });
+  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${server.port}`;
+  deps.log.info("server_started", { url });
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port: server.port ?? options.port,
+    stop: () =>
+      (stopping ??= (async () => {
+        // Stop accepting, let in-flight requests finish (bounded), then stop workers and close the database.
+        await Promise.race([server.stop(false), Bun.sleep(deps.config.shutdownTimeoutMs)]);
+        await server.stop(true);
+        for (const service of [...background].reverse()) await service.stop();
+        deps.db.close();
+        deps.log.info("server_stopped", {});
+      })()),
+  };
+}
