@@ -4,7 +4,7 @@
  * its own process so a hostile PDF that spins, balloons memory or crashes pdf.js takes
  * down only this process, and the parent can kill it on a deadline.
  */
-import { documentPagesMax } from "../../billing/pricing";
+const documentPagesMax = 500;
 import {
   REQUEST_BODY_BYTES_MAX,
   REQUEST_HEADER_BYTES_MAX,

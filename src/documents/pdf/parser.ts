@@ -1,10 +1,11 @@
 /**
- * Parent side of PDF parsing: every parse runs in a fresh child process (child.ts) that is
- * killed when it passes its deadline or when the caller aborts. The event loop only moves
- * bytes; a hostile PDF can at worst burn one child's CPU until the deadline.
+ * Parent side of PDF parsing. Parsing runs in child processes (`regkb __pdf`, child.ts),
+ * never on the event loop. Children are kept warm (loading pdf.js costs ~300 ms) and serve
+ * one request at a time; a child that passes its deadline, is aborted, or dies is killed
+ * and replaced, so a hostile PDF costs at most one child and one deadline.
  */
 import { selfArgv } from "../../sys/self";
-import type { PdfChildMode, PdfChildReply, PdfRejectionCode } from "./protocol";
+import type { PdfChildMode, PdfChildReply, PdfChildRequest, PdfRejectionCode } from "./protocol";
 
 /** The PDF was refused for a reason the uploader can act on (maps to a 400). */
 export class PdfRejectedError extends Error {
@@ -28,33 +29,73 @@ export interface PdfParser {
   inspectPdf(bytes: Uint8Array, options: PdfParseOptions): Promise<{ pages: number }>;
   /** The text of every page, in page order (a page without a text layer gives ""). */
   extractPageTexts(bytes: Uint8Array, options: PdfParseOptions): Promise<string[]>;
+  /** Kills every child (server shutdown, tests). Children also exit when this process dies. */
+  close(): void;
 }
 
 export interface PdfParserOptions {
-  /** argv that starts the child; default `regkb __pdf` (the binary itself, or `bun src/main.ts`). */
+  /** argv that starts a child; default `regkb __pdf` (the binary itself, or `bun src/main.ts`). */
   childArgv?: string[];
-  /** Children alive at once; each holds a PDF and pdf.js (~60–150 MB), so keep this small. */
+  /** Children alive at once; each holds pdf.js and one PDF (~60–200 MB), so keep this small. */
   childrenMax: number;
   /** Largest reply accepted from a child (the texts of up to 500 pages). */
   replyBytesMax?: number;
+  /** A child serves this many requests, then is replaced, so pdf.js leaks cannot accumulate. */
+  requestsPerChildMax?: number;
+  /** An idle child exits after this long, returning its memory. */
+  idleMs?: number;
 }
-
-const REPLY_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
 
 export function createPdfParser(options: PdfParserOptions): PdfParser {
   const childArgv = options.childArgv ?? [...selfArgv(), "__pdf"];
-  const replyBytesMax = options.replyBytesMax ?? REPLY_BYTES_MAX_DEFAULT;
+  const replyBytesMax = options.replyBytesMax ?? 64 * 1024 * 1024;
+  const requestsPerChildMax = options.requestsPerChildMax ?? 200;
+  const idleMs = options.idleMs ?? 60_000;
   const slots = createSlots(options.childrenMax);
+  const idle: PdfChild[] = [];
+  const alive = new Set<PdfChild>();
+
+  function takeChild(): PdfChild {
+    for (let child = idle.pop(); child; child = idle.pop()) {
+      clearTimeout(child.idleTimer);
+      if (!child.dead) return child;
+    }
+    const child = new PdfChild(childArgv, replyBytesMax);
+    alive.add(child);
+    void child.process.exited.then(() => alive.delete(child));
+    return child;
+  }
+
+  function giveBack(child: PdfChild): void {
+    if (child.dead || child.requestsServed >= requestsPerChildMax) {
+      child.kill();
+      return;
+    }
+    child.idleTimer = setTimeout(() => {
+      const index = idle.indexOf(child);
+      if (index >= 0) idle.splice(index, 1);
+      child.kill();
+    }, idleMs);
+    child.idleTimer.unref();
+    idle.push(child);
+  }
 
   async function run(mode: PdfChildMode, bytes: Uint8Array, parse: PdfParseOptions): Promise<PdfChildReply & { ok: true }> {
+    checkEnvelope(bytes);
     const release = await slots.acquire(parse.signal);
+    const child = takeChild();
+    let reply: PdfChildReply;
     try {
-      const reply = await runChild(childArgv, mode, bytes, parse, replyBytesMax);
-      if (!reply.ok) throw new PdfRejectedError(reply.code, reply.details);
-      return reply;
+      reply = await child.request(mode, bytes, parse);
+    } catch (error) {
+      child.kill();
+      throw error;
     } finally {
+      giveBack(child);
       release();
     }
+    if (!reply.ok) throw new PdfRejectedError(reply.code, reply.details);
+    return reply;
   }
 
   return {
@@ -67,65 +108,119 @@ export function createPdfParser(options: PdfParserOptions): PdfParser {
       if (!reply.texts || reply.texts.length !== reply.pages) throw new Error("PDF child returned no page texts");
       return reply.texts;
     },
+    close() {
+      for (const child of alive) child.kill();
+      idle.length = 0;
+    },
   };
 }
 
-async function runChild(
-  childArgv: string[],
-  mode: PdfChildMode,
-  bytes: Uint8Array,
-  parse: PdfParseOptions,
-  replyBytesMax: number,
-): Promise<PdfChildReply> {
-  parse.signal?.throwIfAborted();
-  const child = Bun.spawn([...childArgv, mode], {
-    stdin: bytes,
-    stdout: "pipe",
-    stderr: "ignore",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production" },
-  });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill("SIGKILL");
-  }, parse.timeoutMs);
-  const onAbort = () => child.kill("SIGKILL");
-  parse.signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    const stdout = await readCapped(child.stdout, replyBytesMax);
-    if (stdout === null) child.kill("SIGKILL");
-    await child.exited;
+const PDF_MAGIC = "%PDF-";
+const EOF_MARKER = "%%EOF";
+/** PDF readers accept the end-of-file marker within the last 1024 bytes (trailing junk). */
+const EOF_WINDOW_BYTES = 1024;
+
+/**
+ * Cheap checks before a child ever sees the bytes. pdf.js is forgiving: it finds a PDF
+ * stored inside a ZIP and rebuilds a truncated file's cross-reference table, which would
+ * bill and index a fragment. A file must start with `%PDF-` and end with `%%EOF`.
+ */
+function checkEnvelope(bytes: Uint8Array): void {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, PDF_MAGIC.length)).toString("latin1");
+  if (head !== PDF_MAGIC) throw new PdfRejectedError("invalid_pdf", "the file is not a PDF (it does not start with %PDF-)");
+  const tailStart = Math.max(0, bytes.byteLength - EOF_WINDOW_BYTES);
+  const tail = Buffer.from(bytes.buffer, bytes.byteOffset + tailStart, bytes.byteLength - tailStart).toString("latin1");
+  if (!tail.includes(EOF_MARKER)) throw new PdfRejectedError("invalid_pdf", "the PDF is truncated (no %%EOF at its end)");
+}
+
+/** One `regkb __pdf` process and a reader of its reply lines. */
+class PdfChild {
+  readonly process: Bun.Subprocess<"pipe", "pipe", "ignore">;
+  dead = false;
+  requestsServed = 0;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly lines: AsyncGenerator<string | null>;
+
+  constructor(argv: string[], replyBytesMax: number) {
+    this.process = Bun.spawn(argv, {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production" },
+    });
+    // Idle children must not keep the server (or a test run) alive.
+    this.process.unref();
+    void this.process.exited.then(() => {
+      this.dead = true;
+    });
+    this.lines = readLines(this.process.stdout, replyBytesMax);
+  }
+
+  async request(mode: PdfChildMode, bytes: Uint8Array, parse: PdfParseOptions): Promise<PdfChildReply> {
     parse.signal?.throwIfAborted();
-    if (timedOut) {
-      return { ok: false, code: "invalid_pdf", details: `the PDF could not be parsed within ${parse.timeoutMs} ms` };
+    this.requestsServed++;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      this.kill();
+    }, parse.timeoutMs);
+    const onAbort = () => this.kill();
+    parse.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const header: PdfChildRequest = { mode, bytes: bytes.byteLength };
+      const sink = this.process.stdin;
+      sink.write(`${JSON.stringify(header)}\n`);
+      sink.write(bytes);
+      // A child that dies mid-write makes flush reject; the line read below reports it.
+      await Promise.resolve(sink.flush()).catch(() => undefined);
+      const next = await this.lines.next();
+      parse.signal?.throwIfAborted();
+      if (timedOut) {
+        return { ok: false, code: "invalid_pdf", details: `the PDF could not be parsed within ${parse.timeoutMs} ms` };
+      }
+      const line = next.done ? null : next.value;
+      if (line === null) {
+        this.kill();
+        // pdf.js (or the runtime under it) died on this input, or it answered with a text
+        // bomb: either way the file is what is broken.
+        return { ok: false, code: "invalid_pdf", details: "the PDF could not be parsed" };
+      }
+      return JSON.parse(line) as PdfChildReply;
+    } finally {
+      clearTimeout(timer);
+      parse.signal?.removeEventListener("abort", onAbort);
     }
-    if (stdout === null) return { ok: false, code: "invalid_pdf", details: "the PDF's text is larger than the service accepts" };
-    if (child.exitCode === 2) throw new Error(`PDF child refused its arguments: ${childArgv.join(" ")} ${mode}`);
-    const line = stdout.trim();
-    if (child.exitCode !== 0 || line === "") {
-      // pdf.js (or the runtime under it) died on this input: the file is what is broken.
-      return { ok: false, code: "invalid_pdf", details: "the PDF could not be parsed" };
-    }
-    return JSON.parse(line) as PdfChildReply;
-  } finally {
-    clearTimeout(timer);
-    parse.signal?.removeEventListener("abort", onAbort);
+  }
+
+  kill(): void {
+    this.dead = true;
+    clearTimeout(this.idleTimer);
+    this.process.kill("SIGKILL");
   }
 }
 
-/** Reads a stream as UTF-8 text, or returns null once it passes `bytesMax`. */
-async function readCapped(stream: ReadableStream<Uint8Array>, bytesMax: number): Promise<string | null> {
-  const chunks: Uint8Array[] = [];
-  let bytesRead = 0;
+/** Yields stdout line by line; null (then done) when the stream ends or a line passes `bytesMax`. */
+async function* readLines(stream: ReadableStream<Uint8Array>, bytesMax: number): AsyncGenerator<string | null> {
+  const decoder = new TextDecoder();
+  let parts: string[] = [];
+  let lineBytes = 0;
   for await (const chunk of stream) {
-    bytesRead += chunk.byteLength;
-    if (bytesRead > bytesMax) return null;
-    chunks.push(chunk);
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, start)) {
+      parts.push(decoder.decode(chunk.subarray(start, newline)));
+      yield parts.join("");
+      parts = [];
+      lineBytes = 0;
+      start = newline + 1;
+    }
+    lineBytes += chunk.byteLength - start;
+    if (lineBytes > bytesMax) break;
+    parts.push(decoder.decode(chunk.subarray(start), { stream: true }));
   }
-  return Buffer.concat(chunks).toString("utf8");
+  yield null;
 }
 
-/** A counting semaphore; waiters leave the queue when their signal aborts. */
+/** A counting semaphore; a waiter leaves the queue when its signal aborts. */
 function createSlots(slotsMax: number) {
   let inUse = 0;
   const waiters: Array<() => void> = [];
@@ -136,6 +231,7 @@ function createSlots(slotsMax: number) {
   };
   return {
     acquire(signal?: AbortSignal): Promise<() => void> {
+      signal?.throwIfAborted();
       if (inUse < slotsMax) {
         inUse++;
         return Promise.resolve(release);

@@ -6,6 +6,9 @@ import lockPath from "../../../node_modules/pyodide/pyodide-lock.json" with { ty
 import stdlibPath from "../../../node_modules/pyodide/python_stdlib.zip" with { type: "file" };
 import pyodidePackage from "../../../node_modules/pyodide/package.json";
 
+/** Bump when the child's loadPyodide options change, so old memory snapshots are not reused. */
+export const LOAD_OPTIONS_VERSION = 1;
+
 export const PYODIDE_VERSION: string = pyodidePackage.version;
 
 /**
@@ -28,6 +31,6 @@ export async function materialisePyodide(cacheDir: string): Promise<string> {
  * The memory snapshot is specific to this Pyodide, this Bun and the child's load options,
  * so its name carries all three; a new binary simply makes a new one.
  */
-export function snapshotPath(indexDir: string, loadOptionsVersion: number): string {
-  return join(indexDir, `snapshot-bun${Bun.version}-v${loadOptionsVersion}.bin`);
+export function snapshotPath(indexDir: string): string {
+  return join(indexDir, `snapshot-bun${Bun.version}-v${LOAD_OPTIONS_VERSION}.bin`);
 }

@@ -23,8 +23,6 @@ import {
  *   REGKB_SANDBOX_CPU_SECONDS  RLIMIT_CPU budget on top of start-up, a backstop behind the parent's deadline
  */
 
-/** Bump when the load options below change, so old snapshots are not reused. */
-export const LOAD_OPTIONS_VERSION = 1;
 /** Output the child forwards per stream; the parent keeps 64 KiB, so a little more proves truncation. */
 const FORWARD_BYTES_MAX = 64 * 1024 + 4;
 
@@ -55,6 +53,11 @@ def __regkb_run(source):
             except BaseException:
                 pass
     return status
+# A memory snapshot freezes any PRNG state it captured; every run must get its own.
+import sys as __regkb_sys
+if "random" in __regkb_sys.modules:
+    __regkb_sys.modules["random"].seed()
+del __regkb_sys
 __regkb_run
 `;
 
@@ -145,6 +148,8 @@ export async function sandboxMain(): Promise<never> {
     pyodide.setStdin({ error: true });
     const run = pyodide.runPython(RUNNER_SOURCE) as (source: string) => number;
 
+    // The child's environment is the pool's plumbing, not something user code should see.
+    for (const name of Object.keys(process.env)) delete process.env[name];
     applyResourceLimits(Number.isSafeInteger(cpuSeconds) && cpuSeconds > 0 ? cpuSeconds : 330);
     if (mode === "isolated") {
       pivotIntoEmptyRoot(indexDir.replace(/\/+$/, ""));

@@ -77,7 +77,8 @@ export function parseChildMessage(value: unknown): ChildMessage {
       if (typeof value.text !== "string" || value.text.length > OUTPUT_CHUNK_CHARS_MAX) {
         throw new ProtocolError(`${value.type} chunk is not a bounded string`);
       }
-      return { type: value.type, text: value.text };
+      // Lone surrogates (possible once user code writes its own frames) would not survive storage as UTF-8.
+      return { type: value.type, text: value.text.toWellFormed() };
     case "result":
       if (!Number.isSafeInteger(value.exitCode)) throw new ProtocolError("result exitCode is not an integer");
       return { type: "result", exitCode: value.exitCode as number };

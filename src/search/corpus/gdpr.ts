@@ -1,4 +1,4 @@
-import type { StructureBlock, StructureLine } from "./structure";
+import { normaliseSpaces, type StructureBlock, type StructureLine } from "./structure";
 import { childElements, collapseSpaces, findAll, firstChild, parseXml, textOf, type XmlElement } from "./xml";
 
 export const GDPR_SOURCE = "Regulation (EU) 2016/679 (General Data Protection Regulation)";
@@ -72,7 +72,7 @@ function divisionTitle(division: XmlElement): string {
  * numbered paragraphs), cited `GDPR > Article 33 > 1`.
  */
 export function parseGdprFormex(xml: string): StructureBlock[] {
-  const root = parseXml(xml);
+  const root = parseXml(normaliseSpaces(xml));
   const enacting = findAll(root, "ENACTING.TERMS")[0];
   if (enacting === undefined) throw new Error("GDPR: no ENACTING.TERMS element");
   const blocks: StructureBlock[] = [];

@@ -4,7 +4,7 @@
  * ("(i)" is the ninth letter or roman one), so a collision counts as a letter only when
  * it follows its alphabetical predecessor.
  */
-import type { StructureLine } from "./structure";
+import { wordCount, type StructureBlock, type StructureLine } from "./structure";
 
 type MarkerStyle = "paren" | "dot";
 type MarkerKind = "lower" | "upper" | "number" | "roman" | "ROMAN";
@@ -102,4 +102,24 @@ export function markedLines(lines: string[]): StructureLine[] {
     { text: first },
     ...children.flatMap((child) => child.lines.map((text, i): StructureLine => (i === 0 && child.label !== undefined ? { marker: child.label, text } : { text }))),
   ];
+}
+
+/** A lead-in this short ("Notice may be given by:") belongs with the points it introduces. */
+const LEAD_IN_WORDS_MAX = 60;
+
+/**
+ * Blocks of one section: one per outermost subdivision, cited `root > label`. A short
+ * lead-in joins the first subdivision so it is never a passage on its own.
+ */
+export function outlineBlocks(root: string, heading: string, lines: string[]): StructureBlock[] {
+  const items = splitOutline(lines);
+  const [first, second] = items;
+  if (first !== undefined && first.label === undefined && second !== undefined && wordCount(first.lines.join(" ")) <= LEAD_IN_WORDS_MAX) {
+    items.splice(0, 2, { label: second.label, lines: [...first.lines, ...second.lines] });
+  }
+  return items.map((item) => ({
+    path: item.label === undefined ? [root] : [root, item.label.replace(/\.$/, "")],
+    heading,
+    lines: markedLines(item.lines),
+  }));
 }

@@ -36,6 +36,11 @@ const WINDOW_OVERLAP_WORDS = 40;
 
 export const PATH_SEPARATOR = " > ";
 
+/** Exotic spaces (en space, no-break space) become plain spaces; zero-width marks and BOMs go. */
+export function normaliseSpaces(text: string): string {
+  return text.replace(/[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g, " ").replace(/[\u200b\ufeff]/g, "");
+}
+
 export function wordCount(text: string): number {
   const trimmed = text.trim();
   return trimmed === "" ? 0 : trimmed.split(/\s+/).length;

@@ -1,0 +1,164 @@
+import type { Database } from "bun:sqlite";
+import type { Run, RunStatus } from "./types";
+
+/** Bound on a run's JSON input, so one request cannot bloat the table. */
+export const RUN_INPUT_BYTES_MAX = 1024 * 1024;
+/** Bound on a run's JSON output (100 keywords × 20 matches of passage text fits easily). */
+export const RUN_OUTPUT_BYTES_MAX = 32 * 1024 * 1024;
+export const RUN_ERROR_LENGTH_MAX = 2000;
+
+interface RunRow {
+  id: string;
+  org_id: string;
+  kind: string;
+  status: RunStatus;
+  input_json: string;
+  output_json: string | null;
+  error: string | null;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at_ms: number | null;
+  created_at_ms: number;
+  started_at_ms: number | null;
+  completed_at_ms: number | null;
+}
+
+function toRun(row: RunRow): Run {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    kind: row.kind,
+    status: row.status,
+    input: JSON.parse(row.input_json),
+    output: row.output_json === null ? null : JSON.parse(row.output_json),
+    error: row.error,
+    attempts: row.attempts,
+    createdAtMs: row.created_at_ms,
+    startedAtMs: row.started_at_ms,
+    completedAtMs: row.completed_at_ms,
+  };
+}
+
+/**
+ * Inserts a pending run. Call it inside the caller's transaction, next to the ledger
+ * reserve or charge, so the hold and the run exist together or not at all; then call
+ * `deps.jobs.wake(kind)` after the commit.
+ */
+export function createRun(
+  db: Database,
+  run: { id: string; orgId: string; kind: string; input: unknown; createdAtMs?: number },
+): void {
+  const inputJson = JSON.stringify(run.input);
+  if (inputJson === undefined || Buffer.byteLength(inputJson) > RUN_INPUT_BYTES_MAX) {
+    throw new Error(`run input must be JSON of at most ${RUN_INPUT_BYTES_MAX} bytes`);
+  }
+  db.query(
+    `INSERT INTO runs (id, org_id, kind, status, input_json, created_at_ms) VALUES (?, ?, ?, 'pending', ?, ?)`,
+  ).run(run.id, run.orgId, run.kind, inputJson, run.createdAtMs ?? Date.now());
+}
+
+/** The run with this id, only when it belongs to `orgId` and is of `kind` (anything else reads as missing). */
+export function findRun(db: Database, query: { id: string; orgId: string; kind: string }): Run | undefined {
+  const row = db
+    .query<RunRow, [string, string, string]>(`SELECT * FROM runs WHERE id = ? AND org_id = ? AND kind = ?`)
+    .get(query.id, query.orgId, query.kind);
+  return row ? toRun(row) : undefined;
+}
+
+export function getRunById(db: Database, id: string): Run | undefined {
+  const row = db.query<RunRow, [string]>(`SELECT * FROM runs WHERE id = ?`).get(id);
+  return row ? toRun(row) : undefined;
+}
+
+/** Atomically takes the oldest pending run of `kind` and leases it to `owner`. */
+export function claimNextRun(
+  db: Database,
+  claim: { kind: string; owner: string; nowMs: number; leaseMs: number },
+): Run | undefined {
+  const row = db
+    .query<RunRow, [string, number, number, string]>(
+      `UPDATE runs
+          SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_expires_at_ms = ?, started_at_ms = ?
+        WHERE id = (SELECT id FROM runs WHERE kind = ? AND status = 'pending' ORDER BY created_at_ms, id LIMIT 1)
+          AND status = 'pending'
+        RETURNING *`,
+    )
+    .get(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.kind);
+  return row ? toRun(row) : undefined;
+}
+
+/** Extends every lease `owner` holds; returns the ids it still holds. */
+export function renewLeases(db: Database, owner: string, leaseExpiresAtMs: number): Set<string> {
+  const rows = db
+    .query<{ id: string }, [number, string]>(
+      `UPDATE runs SET lease_expires_at_ms = ? WHERE lease_owner = ? AND status = 'running' RETURNING id`,
+    )
+    .all(leaseExpiresAtMs, owner);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Marks a run completed if `owner` still holds it; false means the lease was lost. */
+export function markCompleted(db: Database, id: string, owner: string, outputJson: string, nowMs: number): boolean {
+  return (
+    db
+      .query(
+        `UPDATE runs SET status = 'completed', output_json = ?, completed_at_ms = ?, lease_owner = NULL, lease_expires_at_ms = NULL
+          WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+      )
+      .run(outputJson, nowMs, id, owner).changes === 1
+  );
+}
+
+/** Marks a run failed if `owner` still holds it; false means the lease was lost. */
+export function markFailed(db: Database, id: string, owner: string, error: string, nowMs: number): boolean {
+  return (
+    db
+      .query(
+        `UPDATE runs SET status = 'failed', error = ?, completed_at_ms = ?, lease_owner = NULL, lease_expires_at_ms = NULL
+          WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+      )
+      .run(error.slice(0, RUN_ERROR_LENGTH_MAX), nowMs, id, owner).changes === 1
+  );
+}
+
+/**
+ * Puts a run back to pending if `owner` still holds it. `refundAttempt` undoes the
+ * claim's count when the attempt was interrupted on purpose (graceful shutdown).
+ */
+export function returnToPending(db: Database, id: string, owner: string, refundAttempt: boolean): boolean {
+  return (
+    db
+      .query(
+        `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at_ms = NULL,
+                attempts = CASE WHEN ? THEN max(attempts - 1, 0) ELSE attempts END
+          WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+      )
+      .run(refundAttempt ? 1 : 0, id, owner).changes === 1
+  );
+}
+
+export interface LeasedRun {
+  id: string;
+  leaseOwner: string;
+  leaseExpiresAtMs: number;
+  attempts: number;
+}
+
+/** Running runs of `kind` leased to anyone but `owner` (few: bounded by workers × concurrency). */
+export function listOthersLeases(db: Database, kind: string, owner: string): LeasedRun[] {
+  return db
+    .query<LeasedRun, [string, string]>(
+      `SELECT id, lease_owner AS leaseOwner, lease_expires_at_ms AS leaseExpiresAtMs, attempts
+         FROM runs WHERE kind = ? AND status = 'running' AND lease_owner <> ?`,
+    )
+    .all(kind, owner);
+}
+
+/** Unfinished runs by kind and status, for the queue-depth gauge. */
+export function countUnfinished(db: Database): { kind: string; status: RunStatus; count: number }[] {
+  return db
+    .query<{ kind: string; status: RunStatus; count: number }, []>(
+      `SELECT kind, status, count(*) AS count FROM runs WHERE status IN ('pending', 'running') GROUP BY kind, status`,
+    )
+    .all();
+}
