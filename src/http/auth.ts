@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { authenticateApiKey, type Authenticated } from "../auth/service";
+import { grantOnRequest } from "../billing/grants";
 import type { Deps } from "../deps";
 import { requestInfo } from "./request-context";
 
@@ -14,6 +15,8 @@ export function requireApiKey(deps: Deps) {
     const info = requestInfo(request);
     if (info) info.orgId = auth.orgId;
     deps.rateLimiter.take(auth.keyId, deps.clock.nowMs());
+    // The month's allowance lands on its first authenticated request (a Map lookup after that).
+    grantOnRequest(deps, auth.orgId);
     return { auth };
   });
 }

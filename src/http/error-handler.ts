@@ -11,11 +11,22 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 /** "body.query: Expected string length less or equal to 1000" — the field first, then why. */
-function describeValidation(error: ValidationError): string {
+function describeValidation(error: ValidationError, request: Request): string {
   const first = error.all[0] as { path?: string; summary?: string; message?: string } | undefined;
+  const why = first?.summary ?? first?.message ?? "invalid value";
+  if (error.type === "property") return `${coercedQueryField(error, request)}: ${why}`;
   const path = first?.path ? first.path.replace(/^\//, "").replace(/\//g, ".") : "";
-  const where = path ? `${error.type}.${path}` : error.type;
-  return `${where}: ${first?.summary ?? first?.message ?? "invalid value"}`;
+  return `${path ? `${error.type}.${path}` : error.type}: ${why}`;
+}
+
+/**
+ * Elysia checks coerced query numbers one property at a time and reports them without
+ * a name; recover the field from the query string so details still name it.
+ */
+function coercedQueryField(error: ValidationError, request: Request): string {
+  const found = String((error as { value?: unknown }).value);
+  for (const [name, value] of new URL(request.url).searchParams) if (value === found) return `query.${name}`;
+  return "query";
 }
 
 /**
@@ -28,7 +39,7 @@ export function errorHandler(deps: Deps) {
     if (error instanceof ApiError) return json(error.status, error.body(), error.headers);
     if (error instanceof ValidationError) {
       if (error.type === "response") return internal(deps, request, error);
-      return json(400, { error: "validation_failed", details: describeValidation(error) });
+      return json(400, { error: "validation_failed", details: describeValidation(error, request) });
     }
     if (code === "PARSE") return json(400, { error: "validation_failed", details: "body: malformed request body" });
     if (code === "NOT_FOUND") return json(404, { error: "not_found", details: "no such route" });

@@ -6,14 +6,16 @@ export interface RequestInfo {
   startNs: number;
   route?: string;
   orgId?: string;
+  /** The socket's peer address (dashboard sign-in limits count failures per address). */
+  clientIp?: string;
 }
 
 const infos = new WeakMap<Request, RequestInfo>();
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function beginRequest(request: Request): RequestInfo {
+export function beginRequest(request: Request, clientIp?: string): RequestInfo {
   const echoed = request.headers.get("x-request-id");
-  const info = { id: echoed && REQUEST_ID_PATTERN.test(echoed) ? echoed : uuidv7(), startNs: Bun.nanoseconds() };
+  const info = { id: echoed && REQUEST_ID_PATTERN.test(echoed) ? echoed : uuidv7(), startNs: Bun.nanoseconds(), clientIp };
   infos.set(request, info);
   return info;
 }

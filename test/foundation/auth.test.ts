@@ -98,3 +98,27 @@ describe("rate limiting", () => {
     }
   });
 });
+
+describe("validation", () => {
+  test("schema failures → 400 validation_failed whose details name the field", async () => {
+    const cases: [string, { method?: string; body?: unknown }, string][] = [
+      ["/v1/credits/ledger?limit=500", {}, "query.limit"],
+      ["/v1/credits/ledger?limit=abc", {}, "query.limit"],
+      ["/v1/credits/ledger?offset=-1", {}, "query.offset"],
+      ["/v1/top-ups", { body: { amountPence: 5 } }, "body.amountPence"],
+      ["/v1/top-ups", { body: {} }, "body.amountPence"],
+    ];
+    for (const [path, options, field] of cases) {
+      const res = await server.api(path, { key: acme.key, ...options });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("validation_failed");
+      expect(res.body.details).toStartWith(`${field}:`);
+    }
+  });
+
+  test("malformed JSON → 400 validation_failed", async () => {
+    const res = await server.api("/v1/top-ups", { key: acme.key, body: "{not json" });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("validation_failed");
+  });
+});

@@ -2,12 +2,15 @@ import { join } from "node:path";
 import { materialise } from "../../sys/assets";
 import asmJsPath from "../../../node_modules/pyodide/pyodide.asm.mjs" with { type: "file" };
 import asmWasmPath from "../../../node_modules/pyodide/pyodide.asm.wasm" with { type: "file" };
-import lockPath from "../../../node_modules/pyodide/pyodide-lock.json" with { type: "file" };
+import lockImport from "../../../node_modules/pyodide/pyodide-lock.json" with { type: "file" };
 import stdlibPath from "../../../node_modules/pyodide/python_stdlib.zip" with { type: "file" };
 import pyodidePackage from "../../../node_modules/pyodide/package.json";
 
 /** Bump when the child's loadPyodide options change, so old memory snapshots are not reused. */
 export const LOAD_OPTIONS_VERSION = 1;
+
+// `with { type: "file" }` makes this a path at run time; TypeScript types every .json import as its content.
+const lockPath = lockImport as unknown as string;
 
 export const PYODIDE_VERSION: string = pyodidePackage.version;
 

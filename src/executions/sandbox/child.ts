@@ -97,8 +97,9 @@ function streamForwarder(type: "stdout" | "stderr") {
 async function readRunRequest(): Promise<RunRequest> {
   const reader = new FrameReader();
   for await (const chunk of Bun.stdin.stream()) {
-    const frames = reader.push(chunk);
-    if (frames.length > 0) return parseRunRequest(frames[0]);
+    let request: RunRequest | undefined;
+    reader.push(chunk, (frame) => (request ??= parseRunRequest(frame)));
+    if (request) return request;
   }
   throw new Error("stdin closed before a run request arrived");
 }

@@ -1,4 +1,5 @@
 import { dlopen, ptr, read, type Pointer } from "bun:ffi";
+import { readFileSync } from "node:fs";
 import { buildSeccompProgram, encodeSeccompProgram } from "./seccomp";
 
 /**
@@ -31,8 +32,13 @@ const SECCOMP_FILTER_FLAG_TSYNC = 1;
 const PR_SET_NO_NEW_PRIVS = 38;
 const PR_SET_DUMPABLE = 4;
 
-/** Address space cap: below 3 GiB JavaScriptCore cannot reserve its JIT region; 4 GiB keeps Python near 512 MiB. */
-export const ADDRESS_SPACE_BYTES_MAX = 4 * 1024 ** 3;
+/**
+ * Address space allowed on top of what the child has mapped at lockdown. JavaScriptCore has
+ * reserved its heap, JIT and wasm regions by then (VmSize is ~15 GiB, mostly untouched), so a
+ * fixed 4 GiB cap would refuse every later mmap and crash Bun (0xBBADBEEF) at its next GC or
+ * thread start. Python's memory is bounded by wasm32 (4 GiB) inside the existing reservation.
+ */
+const ADDRESS_SPACE_HEADROOM_BYTES = 1024 ** 3;
 /** Enough descriptors for Bun's own (epoll, eventfds, stdio); none are opened after lockdown. */
 const OPEN_FILES_MAX = 64;
 
@@ -64,6 +70,12 @@ function check(lib: Libc, result: number | bigint, what: string): void {
   }
 }
 
+function mappedBytes(): number {
+  const match = /^VmSize:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
+  if (!match) throw new LockdownError("cannot read VmSize from /proc/self/status");
+  return Number(match[1]) * 1024;
+}
+
 function setLimit(lib: Libc, resource: number, value: bigint, what: string): void {
   const limit = new BigUint64Array([value, value]);
   check(lib, lib.setrlimit(resource, ptr(limit)), `setrlimit ${what}`);
@@ -80,7 +92,7 @@ export function applyResourceLimits(cpuBudgetSeconds: number): void {
   setLimit(lib, RLIMIT_CORE, 0n, "CORE");
   setLimit(lib, RLIMIT_FSIZE, 0n, "FSIZE");
   setLimit(lib, RLIMIT_NOFILE, BigInt(OPEN_FILES_MAX), "NOFILE");
-  setLimit(lib, RLIMIT_AS, BigInt(ADDRESS_SPACE_BYTES_MAX), "AS");
+  setLimit(lib, RLIMIT_AS, BigInt(mappedBytes() + ADDRESS_SPACE_HEADROOM_BYTES), "AS");
   setLimit(lib, RLIMIT_CPU, BigInt(usedSeconds + cpuBudgetSeconds), "CPU");
   check(lib, lib.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n), "prctl PR_SET_DUMPABLE");
 }

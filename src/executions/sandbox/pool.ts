@@ -110,7 +110,7 @@ class SandboxChild {
     const reader = new FrameReader();
     try {
       for await (const chunk of this.process.stdout) {
-        for (const frame of reader.push(chunk)) this.listener?.(parseChildMessage(frame));
+        reader.push(chunk, (frame) => this.listener?.(parseChildMessage(frame)));
       }
     } catch (error) {
       // Hostile or broken output: stop listening and kill; the exit handlers report it.
@@ -138,51 +138,54 @@ interface Waiter {
  * runs or organisations.
  */
 export class SandboxPool {
+  readonly name = "sandbox";
   private readonly idle: SandboxChild[] = [];
   private readonly live = new Set<SandboxChild>();
   private readonly waiters: Waiter[] = [];
   private warming = 0;
   private consecutiveWarmFailures = 0;
   private everWarmed = false;
+  private started = false;
   private closed = false;
   private reason: string | null;
+  private prepared: Promise<{ command: string[]; env: Record<string, string> }> | undefined;
 
   private constructor(
     private readonly options: SandboxPoolOptions,
-    private readonly command: string[],
-    private readonly childEnv: Record<string, string>,
+    private readonly unsharePath: string | undefined,
     reason: string | null,
   ) {
     this.reason = reason;
   }
 
   /**
-   * Probe the host, materialise Pyodide into the cache (and its memory snapshot, made once
-   * per binary), then start warming `size` children. Never throws for a refusing host:
-   * the pool comes back unavailable with the reason.
+   * Probe the host (cheap: one `unshare … true`). Never throws for a refusing host: the
+   * pool comes back unavailable with the reason. Nothing is spawned until start() (which
+   * keeps `size` children warm) or the first run() (which starts one on demand), so
+   * commands that never execute code pay nothing.
    */
   static async create(options: SandboxPoolOptions): Promise<SandboxPool> {
-    const probe = options.unsafeNoIsolation ? undefined : probeIsolation();
-    if (probe && !probe.ok) {
-      options.log.error("sandbox_unavailable", { reason: probe.reason });
-      return new SandboxPool(options, [], {}, probe.reason);
-    }
     if (options.unsafeNoIsolation) {
       options.log.warn("sandbox_isolation_disabled", { reason: "REGKB_SANDBOX_UNSAFE_NO_ISOLATION=1" });
+      return new SandboxPool(options, undefined, null);
     }
-    const indexDir = await materialisePyodide(options.cacheDir);
-    const snapshot = await ensureSnapshot(indexDir, options.log);
-    const mode = options.unsafeNoIsolation ? "unsafe-no-isolation" : "isolated";
-    const command = probe?.ok ? [probe.unsharePath, ...UNSHARE_FLAGS, ...selfArgv(), "__sandbox"] : [...selfArgv(), "__sandbox"];
-    const env: Record<string, string> = {
-      REGKB_SANDBOX_MODE: mode,
-      REGKB_SANDBOX_INDEX_DIR: indexDir,
-      REGKB_SANDBOX_CPU_SECONDS: String(CHILD_CPU_SECONDS),
-      ...(snapshot ? { REGKB_SANDBOX_SNAPSHOT: snapshot } : {}),
-    };
-    const pool = new SandboxPool(options, command, env, null);
-    pool.fill();
-    return pool;
+    const probe = probeIsolation();
+    if (!probe.ok) {
+      options.log.error("sandbox_unavailable", { reason: probe.reason });
+      return new SandboxPool(options, undefined, probe.reason);
+    }
+    return new SandboxPool(options, probe.unsharePath, null);
+  }
+
+  /** BackgroundService: keep `size` locked children warm from now on. */
+  start(): void {
+    this.started = true;
+    this.fill();
+  }
+
+  /** BackgroundService: kill every child. */
+  stop(): Promise<void> {
+    return this.close();
   }
 
   get available(): boolean {
@@ -322,49 +325,80 @@ export class SandboxPool {
     });
   }
 
-  /** Keep `size` children idle or warming, plus one per run that is waiting. */
+  /** Keep `size` children idle or warming once started, plus one per run that is waiting. */
   private fill(): void {
     if (!this.available) return;
-    const wanted = Math.max(this.options.size, this.waiters.length);
+    const wanted = Math.max(this.started ? this.options.size : 0, this.waiters.length);
     while (this.idle.length + this.warming < wanted) this.spawn();
   }
 
+  /**
+   * Materialise Pyodide into the cache and make its memory snapshot (once per binary),
+   * the first time a child is needed.
+   */
+  private prepare(): Promise<{ command: string[]; env: Record<string, string> }> {
+    this.prepared ??= (async () => {
+      const indexDir = await materialisePyodide(this.options.cacheDir);
+      const snapshot = await ensureSnapshot(indexDir, this.options.log);
+      const self = [...selfArgv(), "__sandbox"];
+      return {
+        command: this.unsharePath ? [this.unsharePath, ...UNSHARE_FLAGS, ...self] : self,
+        env: {
+          REGKB_SANDBOX_MODE: this.unsharePath ? "isolated" : "unsafe-no-isolation",
+          REGKB_SANDBOX_INDEX_DIR: indexDir,
+          REGKB_SANDBOX_CPU_SECONDS: String(CHILD_CPU_SECONDS),
+          ...(snapshot ? { REGKB_SANDBOX_SNAPSHOT: snapshot } : {}),
+        },
+      };
+    })();
+    return this.prepared;
+  }
+
   private spawn(): void {
-    const child = new SandboxChild(this.command, this.childEnv);
-    this.live.add(child);
     this.warming += 1;
     const startedMs = performance.now();
-    child.ready.then(
-      () => {
-        this.warming -= 1;
-        this.everWarmed = true;
-        this.consecutiveWarmFailures = 0;
-        this.options.log.info("sandbox_child_ready", { pid: child.pid, warmMs: Math.round(performance.now() - startedMs) });
-        if (this.closed) return child.kill();
-        child.state = "idle";
-        void child.exited.then(() => this.discardIdle(child));
-        const waiter = this.waiters.shift();
-        if (waiter) waiter.resolve(child);
-        else this.idle.push(child);
-      },
-      (error: Error) => {
-        this.warming -= 1;
-        this.live.delete(child);
-        child.kill();
-        if (this.closed) return;
-        this.consecutiveWarmFailures += 1;
-        this.options.log.error("sandbox_child_failed", { pid: child.pid, reason: error.message.slice(0, 1000) });
-        if (!this.everWarmed && !this.options.unsafeNoIsolation && this.consecutiveWarmFailures >= 2) {
-          // The probe passed but the real lockdown does not work on this host: refuse rather than retry forever.
-          this.reason = `sandbox children cannot start: ${error.message.slice(0, 500)}`;
-          this.options.log.error("sandbox_unavailable", { reason: this.reason });
-          for (const waiter of this.waiters.splice(0)) waiter.reject(new SandboxInfraError(this.reason));
-          return;
-        }
-        const delayMs = Math.min(WARM_RETRY_MS_MAX, 250 * 2 ** this.consecutiveWarmFailures);
-        setTimeout(() => this.fill(), delayMs);
-      },
-    );
+    let child: SandboxChild | undefined;
+    this.prepare()
+      .then(({ command, env }) => {
+        if (this.closed) throw new Error("pool closed");
+        child = new SandboxChild(command, env);
+        this.live.add(child);
+        return child.ready;
+      })
+      .then(
+        () => {
+          const ready = child!;
+          this.warming -= 1;
+          this.everWarmed = true;
+          this.consecutiveWarmFailures = 0;
+          this.options.log.info("sandbox_child_ready", { pid: ready.pid, warmMs: Math.round(performance.now() - startedMs) });
+          if (this.closed) return ready.kill();
+          ready.state = "idle";
+          void ready.exited.then(() => this.discardIdle(ready));
+          const waiter = this.waiters.shift();
+          if (waiter) waiter.resolve(ready);
+          else this.idle.push(ready);
+        },
+        (error: Error) => {
+          this.warming -= 1;
+          if (child) {
+            this.live.delete(child);
+            child.kill();
+          }
+          if (this.closed) return;
+          this.consecutiveWarmFailures += 1;
+          this.options.log.error("sandbox_child_failed", { pid: child?.pid ?? null, reason: error.message.slice(0, 1000) });
+          if (!this.everWarmed && !this.options.unsafeNoIsolation && this.consecutiveWarmFailures >= 2) {
+            // The probe passed but the real lockdown does not work on this host: refuse rather than retry forever.
+            this.reason = `sandbox children cannot start: ${error.message.slice(0, 500)}`;
+            this.options.log.error("sandbox_unavailable", { reason: this.reason });
+            for (const waiter of this.waiters.splice(0)) waiter.reject(new SandboxInfraError(this.reason));
+            return;
+          }
+          const delayMs = Math.min(WARM_RETRY_MS_MAX, 250 * 2 ** this.consecutiveWarmFailures);
+          setTimeout(() => this.fill(), delayMs);
+        },
+      );
   }
 
   /** An idle child that dies (killed from outside, OOM) must not be handed to a run. */
@@ -410,7 +444,7 @@ async function ensureSnapshot(indexDir: string, log: Logger): Promise<string | u
     return undefined;
   }
   const partial = `${path}.${process.pid}.partial`;
-  await Bun.write(partial, new Blob(chunks));
+  await Bun.write(partial, Buffer.concat(chunks));
   renameSync(partial, path);
   log.info("sandbox_snapshot_made", { bytes, ms: Math.round(performance.now() - startedMs) });
   return path;

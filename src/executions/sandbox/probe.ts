@@ -22,7 +22,8 @@ export function probeIsolation(): ProbeResult {
     return { ok: false, reason: "cannot read /proc/self/status to check for seccomp" };
   }
   if (!/^Seccomp:/m.test(status)) return { ok: false, reason: "the kernel has no seccomp support" };
-  const unsharePath = Bun.which("unshare");
+  // The server's own PATH, exactly (Bun.which alone falls back to default directories).
+  const unsharePath = Bun.which("unshare", { PATH: process.env.PATH ?? "" });
   if (!unsharePath) return { ok: false, reason: "the util-linux `unshare` command is not installed" };
   const trial = Bun.spawnSync([unsharePath, ...UNSHARE_FLAGS, "true"], { env: {}, stdout: "ignore", stderr: "pipe", timeout: 10_000 });
   if (trial.exitCode !== 0) {

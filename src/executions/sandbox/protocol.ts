@@ -34,15 +34,17 @@ export function encodeFrame(message: unknown): Uint8Array {
   return frame;
 }
 
-/** Incremental decoder: push bytes as they arrive, take complete frames out. */
+/**
+ * Incremental decoder: push bytes as they arrive; each complete frame goes to `onFrame` in
+ * order, so frames before a malformed one in the same chunk are still delivered.
+ */
 export class FrameReader {
   private buffer = new Uint8Array(0);
 
-  push(chunk: Uint8Array): unknown[] {
+  push(chunk: Uint8Array, onFrame: (frame: unknown) => void): void {
     const joined = new Uint8Array(this.buffer.length + chunk.length);
     joined.set(this.buffer, 0);
     joined.set(chunk, this.buffer.length);
-    const frames: unknown[] = [];
     let offset = 0;
     while (joined.length - offset >= 4) {
       const length = new DataView(joined.buffer, offset, 4).getUint32(0, false);
@@ -50,14 +52,15 @@ export class FrameReader {
       if (joined.length - offset - 4 < length) break;
       const body = joined.subarray(offset + 4, offset + 4 + length);
       offset += 4 + length;
+      let frame: unknown;
       try {
-        frames.push(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body)));
+        frame = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
       } catch {
         throw new ProtocolError("frame is not UTF-8 JSON");
       }
+      onFrame(frame);
     }
     this.buffer = joined.slice(offset);
-    return frames;
   }
 }
 

@@ -1,0 +1,99 @@
+import { Elysia, t } from "elysia";
+import { isoFromMs } from "../clock";
+import type { Deps } from "../deps";
+import { requireApiKey } from "../http/auth";
+import { commonErrors, ErrorBody } from "../http/errors";
+import {
+  createExecution,
+  executionRunKind,
+  getExecution,
+  EXECUTION_CODE_CHARS_MAX,
+  EXECUTION_TIMEOUT_SECONDS_DEFAULT,
+  EXECUTION_TIMEOUT_SECONDS_MAX,
+  EXECUTION_TIMEOUT_SECONDS_MIN,
+  type Execution,
+} from "./service";
+
+const CreateExecutionBody = t.Object({
+  code: t.String({ maxLength: EXECUTION_CODE_CHARS_MAX, description: `Python source, at most ${EXECUTION_CODE_CHARS_MAX} characters.` }),
+  timeoutSeconds: t.Optional(
+    t.Integer({ minimum: EXECUTION_TIMEOUT_SECONDS_MIN, maximum: EXECUTION_TIMEOUT_SECONDS_MAX, default: EXECUTION_TIMEOUT_SECONDS_DEFAULT }),
+  ),
+});
+
+const CreatedSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  status: t.Literal("pending"),
+  estimatedCostPence: t.Integer({ description: "5p + 1p × timeoutSeconds, held until the run finishes." }),
+});
+
+const nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
+
+const ExecutionSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    status: t.Union([t.Literal("pending"), t.Literal("running"), t.Literal("completed"), t.Literal("failed")]),
+    exitCode: nullable(t.Integer({ description: "0, SystemExit's code, 1 for an uncaught exception, 124 when the timeout killed it." })),
+    stdout: nullable(t.String({ description: "At most 64 KiB of UTF-8, with a marker when truncated." })),
+    stderr: nullable(t.String({ description: "At most 64 KiB of UTF-8 (tracebacks land here), with a marker when truncated." })),
+    durationMs: nullable(t.Integer({ description: "Wall-clock time of the code itself." })),
+    error: nullable(t.String({ description: "Set when status is failed (a platform error, never charged)." })),
+    createdAt: t.String({ format: "date-time" }),
+    completedAt: nullable(t.String({ format: "date-time" })),
+  },
+  { title: "ExecutionRun" },
+);
+
+function executionBody(e: Execution) {
+  return {
+    id: e.id,
+    status: e.status,
+    exitCode: e.exitCode,
+    stdout: e.stdout,
+    stderr: e.stderr,
+    durationMs: e.durationMs,
+    error: e.error,
+    createdAt: isoFromMs(e.createdAtMs),
+    completedAt: e.completedAtMs === null ? null : isoFromMs(e.completedAtMs),
+  };
+}
+
+export function executionsRoutes(deps: Deps) {
+  deps.jobs.register(executionRunKind(deps));
+  return new Elysia({ prefix: "/v1" })
+    .use(requireApiKey(deps))
+    .post(
+      "/executions",
+      ({ auth, body, set }) => {
+        const created = createExecution(deps, auth.orgId, body);
+        set.status = 202;
+        return created;
+      },
+      {
+        body: CreateExecutionBody,
+        response: { 202: CreatedSchema, 402: ErrorBody, 409: ErrorBody, 503: ErrorBody, ...commonErrors },
+        detail: {
+          summary: "Run Python in the sandbox",
+          description: `Runs Python (Pyodide, standard library only, no network, no filesystem beyond its own memory) in a
+fresh isolated process that serves this run only. Holds 5p + 1p × timeoutSeconds (${EXECUTION_TIMEOUT_SECONDS_MIN}–${EXECUTION_TIMEOUT_SECONDS_MAX}, default
+${EXECUTION_TIMEOUT_SECONDS_DEFAULT}) and returns 202 with status pending; poll GET /v1/executions/{id}. When the code ends (any exit code, 124 at
+the timeout) 5p + 1p per started second is settled, never above the hold; a platform failure releases the hold and charges
+nothing. At-least-once: a run cut off by a server restart runs again. Errors: 400 validation_failed,
+402 insufficient_credit (nothing is created), 409 idempotency_key_reused, 503 sandbox_unavailable (this host cannot
+isolate code; details say why).`,
+          tags: ["Executions"],
+        },
+      },
+    )
+    .get("/executions/:id", ({ auth, params }) => executionBody(getExecution(deps, auth.orgId, params.id)), {
+      params: t.Object({ id: t.String() }),
+      response: { 200: ExecutionSchema, 404: ErrorBody, ...commonErrors },
+      detail: {
+        summary: "Get an execution",
+        description: `Status pending → running → completed (exitCode, stdout, stderr, durationMs set; a non-zero exitCode is still
+completed) or failed (error set, nothing charged). 404 not_found for an unknown or malformed id, or another
+organisation's execution. Free.`,
+        tags: ["Executions"],
+      },
+    });
+}

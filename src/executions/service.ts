@@ -1,0 +1,118 @@
+import { release, reserve, settleAndRelease } from "../billing/ledger";
+import { executionCostPence, executionReservePence } from "../billing/pricing";
+import type { Deps } from "../deps";
+import { ApiError, notFound } from "../http/errors";
+import { isUuid, uuidv7 } from "../ids";
+import { createRun, findRun } from "../jobs/store";
+import { RunFailure, type Run, type RunKindSpec, type RunStatus } from "../jobs/types";
+import { SandboxInfraError, type ExecutionResult } from "./sandbox/pool";
+
+export const EXECUTION_RUN_KIND = "execution";
+export const EXECUTION_CODE_CHARS_MAX = 65_536;
+export const EXECUTION_TIMEOUT_SECONDS_MIN = 1;
+export const EXECUTION_TIMEOUT_SECONDS_MAX = 300;
+export const EXECUTION_TIMEOUT_SECONDS_DEFAULT = 60;
+/**
+ * One attempt may wait for a warm child (the pool's acquire bound, 180 s) and then run to
+ * its deadline; the engine's own attempt limit sits above both so only the pool times out code.
+ */
+const EXECUTION_ATTEMPT_MS_MAX = (EXECUTION_TIMEOUT_SECONDS_MAX + 180 + 60) * 1000;
+
+export interface ExecutionInput {
+  code: string;
+  timeoutSeconds: number;
+}
+
+export type ExecutionOutput = ExecutionResult;
+
+export interface Execution {
+  id: string;
+  status: RunStatus;
+  exitCode: number | null;
+  stdout: string | null;
+  stderr: string | null;
+  durationMs: number | null;
+  error: string | null;
+  createdAtMs: number;
+  completedAtMs: number | null;
+}
+
+/**
+ * Holds the worst case (5p + 1p × timeoutSeconds) and creates the run in one transaction:
+ * a 402 leaves nothing behind and a hold never exists without its run. 503 first when
+ * this host cannot sandbox code, so nothing is held for a run that could never start.
+ */
+export function createExecution(
+  deps: Deps,
+  orgId: string,
+  request: { code: string; timeoutSeconds?: number },
+): { id: string; status: "pending"; estimatedCostPence: number } {
+  if (!deps.sandbox.available) {
+    throw new ApiError(503, "sandbox_unavailable", deps.sandbox.unavailableReason ?? "the sandbox is unavailable");
+  }
+  const input: ExecutionInput = { code: request.code, timeoutSeconds: request.timeoutSeconds ?? EXECUTION_TIMEOUT_SECONDS_DEFAULT };
+  const id = uuidv7();
+  const estimatedCostPence = executionReservePence(input.timeoutSeconds);
+  const nowMs = deps.clock.nowMs();
+  deps.db
+    .transaction(() => {
+      reserve(deps.db, { orgId, runId: id, amountPence: estimatedCostPence, description: `execution ${id}: hold for up to ${input.timeoutSeconds} s`, nowMs });
+      createRun(deps.db, { id, orgId, kind: EXECUTION_RUN_KIND, input, createdAtMs: nowMs });
+    })
+    .immediate();
+  deps.jobs.wake(EXECUTION_RUN_KIND);
+  return { id, status: "pending", estimatedCostPence };
+}
+
+/** The organisation's execution; an unknown, malformed or another organisation's id is 404. */
+export function getExecution(deps: Deps, orgId: string, id: string): Execution {
+  const run = isUuid(id) ? (findRun(deps.db, { id, orgId, kind: EXECUTION_RUN_KIND }) as Run<ExecutionInput, ExecutionOutput> | undefined) : undefined;
+  if (!run) throw notFound(`execution ${id.slice(0, 64)} does not exist`);
+  return {
+    id: run.id,
+    status: run.status,
+    exitCode: run.output?.exitCode ?? null,
+    stdout: run.output?.stdout ?? null,
+    stderr: run.output?.stderr ?? null,
+    durationMs: run.output?.durationMs ?? null,
+    error: run.error,
+    createdAtMs: run.createdAtMs,
+    completedAtMs: run.completedAtMs,
+  };
+}
+
+/**
+ * Runs the code in a fresh sandbox child. Whatever the code does (non-zero exit, timeout
+ * 124, a crash it provoked) completes the run and is charged by wall-clock time; only a
+ * platform failure before the code started fails it, uncharged.
+ */
+export function executionRunKind(deps: Deps): RunKindSpec<ExecutionInput, ExecutionOutput> {
+  return {
+    kind: EXECUTION_RUN_KIND,
+    concurrency: deps.config.executionConcurrency,
+    timeoutMs: EXECUTION_ATTEMPT_MS_MAX,
+    async execute(run, signal) {
+      try {
+        return await deps.sandbox.run(run.input.code, run.input.timeoutSeconds * 1000, signal);
+      } catch (error) {
+        if (!(error instanceof SandboxInfraError)) throw error;
+        // Details (paths, child stderr) stay in the log; the organisation gets the meaning.
+        deps.log.error("execution_sandbox_failed", { runId: run.id, reason: error.message.slice(0, 1000) });
+        throw new RunFailure("the sandbox failed before the code ran; nothing was charged");
+      }
+    },
+    onCompleted(db, run, output) {
+      const actualPence = executionCostPence(output.durationMs, run.input.timeoutSeconds);
+      settleAndRelease(db, {
+        orgId: run.orgId,
+        runId: run.id,
+        actualPence,
+        description: `execution ${run.id} completed in ${output.durationMs} ms (exit ${output.exitCode})`,
+        nowMs: deps.clock.nowMs(),
+      });
+    },
+    onFailed(db, run) {
+      release(db, { orgId: run.orgId, runId: run.id, description: `execution ${run.id} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { charge, getBalance, verifyLedger } from "../../src/billing/ledger";
+import { ApiError } from "../../src/http/errors";
+import { tempDir } from "../helpers/server";
+import { startPaidChild, type Child } from "./child-process";
+import { createPaidOrg, postPaid, startPaidServer, type PaidServer } from "./paid-app";
+
+// 50 paid requests (2p each) against 40p of credit: exactly 20 may succeed.
+const REQUESTS = 50;
+const CREDIT_PENCE = 40;
+const AFFORDABLE = 20;
+
+let dataDir: string;
+let server: PaidServer;
+let child: Child;
+
+beforeAll(async () => {
+  dataDir = tempDir("regkb-billing-concurrency-");
+  server = await startPaidServer(dataDir);
+  child = await startPaidChild(dataDir);
+});
+
+afterAll(async () => {
+  await child?.stop();
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function tally(statuses: number[]) {
+  return { ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length };
+}
+
+describe("concurrent paid requests against credit for 20", () => {
+  test("direct ledger calls: exactly 20 charges succeed, 30 get 402", async () => {
+    const org = createPaidOrg(server.deps, CREDIT_PENCE);
+    const outcomes = await Promise.all(
+      Array.from({ length: REQUESTS }, async (_, i) => {
+        await Promise.resolve();
+        try {
+          charge(server.deps.db, { orgId: org.orgId, amountPence: 2, key: `direct:${org.orgId}:${i}`, description: "Test" });
+          return 200;
+        } catch (error) {
+          if (error instanceof ApiError && error.status === 402) return 402;
+          throw error;
+        }
+      }),
+    );
+    expect(tally(outcomes)).toEqual({ ok: AFFORDABLE, refused: REQUESTS - AFFORDABLE });
+    expect(getBalance(server.deps.db, org.orgId)).toEqual({ balancePence: 0, heldPence: 0, availablePence: 0, currency: "GBP" });
+  });
+
+  test("over HTTP in one process: exactly 20 succeed and 30 get 402 insufficient_credit", async () => {
+    const org = createPaidOrg(server.deps, CREDIT_PENCE);
+    const responses = await Promise.all(Array.from({ length: REQUESTS }, () => postPaid(server.url, org.key, { query: "q" })));
+    expect(tally(responses.map((r) => r.status))).toEqual({ ok: AFFORDABLE, refused: REQUESTS - AFFORDABLE });
+    const refusal = responses.find((r) => r.status === 402)!;
+    expect(refusal.body).toEqual({ error: "insufficient_credit", details: "available 0 pence, required 2 pence" });
+    expect(new Set(responses.filter((r) => r.status === 200).map((r) => r.body.requestId)).size).toBe(AFFORDABLE);
+    expect(getBalance(server.deps.db, org.orgId).availablePence).toBe(0);
+  });
+
+  test("over HTTP from two processes sharing the database file: exactly 20 succeed", async () => {
+    // Warm both processes up first, so neither wins every race just by having compiled its routes.
+    const warm = createPaidOrg(server.deps, 1000, "Warm-up org");
+    for (let i = 0; i < 20; i++) await Promise.all([postPaid(server.url, warm.key, { query: "w" }), postPaid(child.url, warm.key, { query: "w" })]);
+    const org = createPaidOrg(server.deps, CREDIT_PENCE);
+    const responses = await Promise.all(
+      Array.from({ length: REQUESTS }, (_, i) => postPaid(i % 2 === 0 ? server.url : child.url, org.key, { query: "q" })),
+    );
+    expect(tally(responses.map((r) => r.status))).toEqual({ ok: AFFORDABLE, refused: REQUESTS - AFFORDABLE });
+    // Both processes really served paid requests.
+    expect(responses.filter((r, i) => r.status === 200 && i % 2 === 1).length).toBeGreaterThan(0);
+    expect(getBalance(server.deps.db, org.orgId).availablePence).toBe(0);
+    const settles = server.deps.db
+      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM ledger_entries WHERE org_id = ? AND type = 'settle'")
+      .get(org.orgId)!.n;
+    expect(settles).toBe(AFFORDABLE);
+    expect(verifyLedger(server.deps.db).ok).toBe(true);
+  });
+});
