@@ -162,3 +162,13 @@ export function countUnfinished(db: Database): { kind: string; status: RunStatus
     )
     .all();
 }
+
+/** True when the run is still running under exactly this lease (same owner, same expiry). */
+export function leaseUnchanged(db: Database, lease: LeasedRun): boolean {
+  const row = db
+    .query<{ ok: number }, [string, string, number]>(
+      `SELECT 1 AS ok FROM runs WHERE id = ? AND status = 'running' AND lease_owner = ? AND lease_expires_at_ms = ?`,
+    )
+    .get(lease.id, lease.leaseOwner, lease.leaseExpiresAtMs);
+  return row !== null;
+}

@@ -147,6 +147,8 @@ export class SandboxPool {
   private everWarmed = false;
   private started = false;
   private closed = false;
+  /** Aborted by close(), so a snapshot still being made cannot keep a stopping server alive. */
+  private readonly closing = new AbortController();
   private reason: string | null;
   private prepared: Promise<{ command: string[]; env: Record<string, string> }> | undefined;
 
@@ -221,6 +223,7 @@ export class SandboxPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     for (const waiter of this.waiters.splice(0)) waiter.reject(new SandboxInfraError("sandbox pool closed"));
     const children = [...this.live];
     this.idle.length = 0;
@@ -339,7 +342,7 @@ export class SandboxPool {
   private prepare(): Promise<{ command: string[]; env: Record<string, string> }> {
     this.prepared ??= (async () => {
       const indexDir = await materialisePyodide(this.options.cacheDir);
-      const snapshot = await ensureSnapshot(indexDir, this.options.log);
+      const snapshot = await ensureSnapshot(indexDir, this.options.log, this.closing.signal);
       const self = [...selfArgv(), "__sandbox"];
       return {
         command: this.unsharePath ? [this.unsharePath, ...UNSHARE_FLAGS, ...self] : self,
@@ -417,7 +420,7 @@ export class SandboxPool {
  * cold load). Done in a child so the server never holds an interpreter; failure only costs
  * speed, so it returns undefined and children load cold.
  */
-async function ensureSnapshot(indexDir: string, log: Logger): Promise<string | undefined> {
+async function ensureSnapshot(indexDir: string, log: Logger, signal: AbortSignal): Promise<string | undefined> {
   const path = snapshotPath(indexDir);
   if (await Bun.file(path).exists()) return path;
   const startedMs = performance.now();
@@ -427,6 +430,7 @@ async function ensureSnapshot(indexDir: string, log: Logger): Promise<string | u
     stderr: "pipe",
     timeout: WARM_TIMEOUT_MS,
   });
+  signal.addEventListener("abort", () => child.kill("SIGKILL"), { once: true });
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   for await (const chunk of child.stdout) {

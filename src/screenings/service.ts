@@ -1,0 +1,122 @@
+import { release, reserve, settleAndRelease } from "../billing/ledger";
+import { screeningPence } from "../billing/pricing";
+import type { Deps } from "../deps";
+import { notFound } from "../http/errors";
+import { isUuid } from "../ids";
+import { createRun, findRun } from "../jobs/store";
+import type { Run, RunKindSpec, RunStatus } from "../jobs/types";
+import { resolveJurisdictions, searchKnowledgeBase, type SearchMatch } from "../search/service";
+
+export const SCREENING_RUN_KIND = "screening";
+export const SCREENING_KEYWORDS_MAX = 100;
+export const SCREENING_KEYWORD_CHARS_MAX = 1000;
+export const SCREENING_TOP_K_MAX = 20;
+export const SCREENING_TOP_K_DEFAULT = 5;
+
+export interface ScreeningInput {
+  keywords: string[];
+  /** Resolved at creation (the organisation's enabled set by default), so later changes do not alter the run. */
+  jurisdictions: string[];
+  topK: number;
+}
+
+export interface ScreeningResult {
+  keyword: string;
+  matches: SearchMatch[];
+}
+
+export interface ScreeningOutput {
+  results: ScreeningResult[];
+}
+
+export interface Screening {
+  id: string;
+  status: RunStatus;
+  keywords: string[];
+  jurisdictions: string[];
+  results?: ScreeningResult[];
+  error?: string;
+  createdAtMs: number;
+  completedAtMs?: number;
+}
+
+/**
+ * Validates the jurisdictions, then holds keywords × 2p and creates the run in one
+ * transaction: a 402 leaves nothing behind, and a hold never exists without its run.
+ * `id` is the request's operation id (fixed per Idempotency-Key), so a retry after a crash
+ * between commit and response finds the run and its hold instead of creating them again.
+ */
+export function createScreening(
+  deps: Deps,
+  orgId: string,
+  id: string,
+  request: { keywords: string[]; jurisdictions?: string[]; topK?: number },
+): { id: string; status: "pending"; estimatedCostPence: number } {
+  const input: ScreeningInput = {
+    keywords: request.keywords,
+    jurisdictions: resolveJurisdictions(deps, orgId, request.jurisdictions),
+    topK: request.topK ?? SCREENING_TOP_K_DEFAULT,
+  };
+  const estimatedCostPence = screeningPence(input.keywords.length);
+  const nowMs = deps.clock.nowMs();
+  deps.db
+    .transaction(() => {
+      if (findRun(deps.db, { id, orgId, kind: SCREENING_RUN_KIND })) return;
+      reserve(deps.db, { orgId, runId: id, amountPence: estimatedCostPence, description: `screening ${id}: hold for ${keywordsText(input.keywords.length)} × 2p`, nowMs });
+      createRun(deps.db, { id, orgId, kind: SCREENING_RUN_KIND, input, createdAtMs: nowMs });
+    })
+    .immediate();
+  deps.jobs.wake(SCREENING_RUN_KIND);
+  return { id, status: "pending", estimatedCostPence };
+}
+
+/** The organisation's screening; an unknown, malformed or another organisation's id is 404. */
+export function getScreening(deps: Deps, orgId: string, id: string): Screening {
+  const run = isUuid(id) ? (findRun(deps.db, { id, orgId, kind: SCREENING_RUN_KIND }) as Run<ScreeningInput, ScreeningOutput> | undefined) : undefined;
+  if (!run) throw notFound(`screening ${id.slice(0, 64)} does not exist`);
+  return {
+    id: run.id,
+    status: run.status,
+    keywords: run.input.keywords,
+    jurisdictions: run.input.jurisdictions,
+    ...(run.output ? { results: run.output.results } : {}),
+    ...(run.error !== null ? { error: run.error } : {}),
+    createdAtMs: run.createdAtMs,
+    ...(run.completedAtMs !== null ? { completedAtMs: run.completedAtMs } : {}),
+  };
+}
+
+/**
+ * Searches each keyword in the order given with the same hybrid search as POST /search.
+ * One keyword at a time, yielding to the event loop between them, so HTTP requests and
+ * lease renewal interleave with a 100-keyword run (each search is a few ms of CPU).
+ */
+export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, ScreeningOutput> {
+  const delayMs = deps.config.testHookScreeningKeywordDelayMs;
+  return {
+    kind: SCREENING_RUN_KIND,
+    concurrency: deps.config.screeningConcurrency,
+    async execute(run, signal) {
+      const { keywords, jurisdictions, topK } = run.input;
+      const results: ScreeningResult[] = [];
+      for (const keyword of keywords) {
+        signal.throwIfAborted();
+        if (delayMs > 0) await Bun.sleep(delayMs);
+        else await new Promise<void>((resume) => setImmediate(resume));
+        results.push({ keyword, matches: await searchKnowledgeBase(deps, { orgId: run.orgId, query: keyword, jurisdictions, topK }) });
+      }
+      return { results };
+    },
+    onCompleted(db, run) {
+      const actualPence = screeningPence(run.input.keywords.length);
+      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `screening ${run.id} completed: ${keywordsText(run.input.keywords.length)} × 2p`, nowMs: deps.clock.nowMs() });
+    },
+    onFailed(db, run) {
+      release(db, { orgId: run.orgId, runId: run.id, description: `screening ${run.id} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
+    },
+  };
+}
+
+function keywordsText(count: number): string {
+  return `${count} keyword${count === 1 ? "" : "s"}`;
+}
