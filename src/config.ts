@@ -13,6 +13,10 @@ export interface Config {
   /** Requests per minute per API key; 0 turns the limiter off. */
   rateLimitPerMinute: number;
   maxUploadBytes: number;
+  /** Deadline for parsing one PDF (page count at upload, text at ingestion); past it the parser child is killed. */
+  pdfParseTimeoutMs: number;
+  /** PDF parser child processes alive at once (each ~80 MB plus the PDF being parsed). */
+  pdfParsersMax: number;
   /** Base URL customers reach (checkout success/cancel pages, dashboard links). */
   publicUrl: string;
   stripeSecretKey: string | undefined;
@@ -32,6 +36,11 @@ export interface Config {
   runLeaseMs: number;
   runMaxAttempts: number;
   shutdownTimeoutMs: number;
+  /**
+   * TEST HOOK, never set in production: a pause before each screening keyword, so a test
+   * can catch a screening mid-run (crash recovery). 0 = off.
+   */
+  testHookScreeningKeywordDelayMs: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -90,6 +99,8 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     logLevel: oneOf(env, "REGKB_LOG_LEVEL", "info", ["info", "warn", "error", "silent"] as const),
     rateLimitPerMinute: integer(env, "REGKB_RATE_LIMIT_PER_MINUTE", 0, 0, 1_000_000),
     maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
+    pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),
+    pdfParsersMax: integer(env, "REGKB_PDF_PARSERS", 2, 1, 16),
     publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host}:${port}`)!,
     stripeSecretKey: optional(env, "REGKB_STRIPE_SECRET_KEY"),
     stripeWebhookSecret: optional(env, "REGKB_STRIPE_WEBHOOK_SECRET"),
@@ -107,5 +118,6 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     runLeaseMs: integer(env, "REGKB_RUN_LEASE_MS", 30_000, 1_000, 3_600_000),
     runMaxAttempts: integer(env, "REGKB_RUN_MAX_ATTEMPTS", 3, 1, 100),
     shutdownTimeoutMs: integer(env, "REGKB_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    testHookScreeningKeywordDelayMs: integer(env, "REGKB_TEST_HOOK_SCREENING_KEYWORD_DELAY_MS", 0, 0, 10_000),
   };
 }

@@ -1,10 +1,15 @@
+import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { systemClock, type Clock } from "./clock";
 import type { Config } from "./config";
 import { openDatabase } from "./db/open";
+import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
 import { Metrics } from "./http/metrics";
 import { RateLimiter } from "./http/rate-limit";
+import { SandboxPool } from "./executions/sandbox/pool";
+import { RunEngine } from "./jobs/engine";
 import { createLogger, type Logger } from "./log";
+import { createEmbedder, EMBEDDER_BATCH_TEXTS_DEFAULT, EMBEDDER_TIMEOUT_MS_DEFAULT, type Embedder } from "./search/embedder/index";
 
 /**
  * Everything a request or a run needs, built once and passed in (no module singletons),
@@ -17,6 +22,14 @@ export interface Deps {
   log: Logger;
   metrics: Metrics;
   rateLimiter: RateLimiter;
+  /** PDF parsing in killable child processes (page counts at upload, text at ingestion). */
+  pdf: PdfParser;
+  /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
+  jobs: RunEngine;
+  /** Locked Pyodide children for executions; started (kept warm) only by serving processes. */
+  sandbox: SandboxPool;
+  /** Turns text into vectors for search and indexing (REGKB_EMBEDDER). */
+  embedder: Embedder;
 }
 
 export interface DepsOverrides {
@@ -26,12 +39,33 @@ export interface DepsOverrides {
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const db = await openDatabase(config.dataDir);
+  const embedder = await createEmbedder({
+    kind: config.embedder,
+    url: config.embedderUrl,
+    model: config.embedderModel,
+    apiKey: config.embedderApiKey,
+    dimensions: config.embedderDimensions,
+    timeoutMs: EMBEDDER_TIMEOUT_MS_DEFAULT,
+    batchTextsMax: EMBEDDER_BATCH_TEXTS_DEFAULT,
+  });
+  const clock = overrides.clock ?? systemClock;
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const metrics = new Metrics();
   return {
     config,
     db,
-    clock: overrides.clock ?? systemClock,
-    log: overrides.log ?? createLogger(config.logLevel),
-    metrics: new Metrics(),
+    clock,
+    log,
+    metrics,
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
+    embedder,
+    pdf: createPdfParser({ childrenMax: config.pdfParsersMax }),
+    jobs: new RunEngine({ config, db, clock, log, metrics }),
+    sandbox: await SandboxPool.create({
+      size: config.sandboxPoolSize,
+      cacheDir: join(config.dataDir, "cache"),
+      unsafeNoIsolation: config.sandboxUnsafeNoIsolation,
+      log,
+    }),
   };
 }

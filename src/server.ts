@@ -1,5 +1,6 @@
 import { buildApp } from "./app";
 import type { Deps } from "./deps";
+import { limitBody } from "./http/body-limit";
 import { observe } from "./http/observe";
 
 /** A long-lived part of the server (run workers, sandbox pool, periodic ticks). */
@@ -15,8 +16,11 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Body bytes Bun accepts at all; uploads are held to REGKB_MAX_UPLOAD_BYTES by the documents routes. */
-const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
+/**
+ * Bun answers a bare 413 (no Error body) above this; set well above the upload limit so
+ * that, for any plausible declared length, limitBody answers first with the JSON error.
+ */
+const BUN_BODY_BYTES_SLACK = 64 * 1024 * 1024;
 
 export async function startServer(
   deps: Deps,
@@ -28,8 +32,8 @@ export async function startServer(
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
-    maxRequestBodySize: deps.config.maxUploadBytes + MULTIPART_OVERHEAD_BYTES,
-    fetch: observe(deps, (request) => app.handle(request)),
+    maxRequestBodySize: deps.config.maxUploadBytes + BUN_BODY_BYTES_SLACK,
+    fetch: observe(deps, limitBody(deps, (request) => app.handle(request))),
   });
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${server.port}`;
   deps.log.info("server_started", { url });

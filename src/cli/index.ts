@@ -4,13 +4,16 @@ import { ApiError } from "../http/errors";
 import { VERSION } from "../version";
 import { CliError, optionalString, parseFlags } from "./args";
 import { backupCommands } from "./backup";
+import { corpusCommands } from "./corpus";
 import type { Command } from "./command";
+import { creditCommands } from "./credits";
 import { jurisdictionCommands } from "./jurisdiction";
 import { keyCommands } from "./key";
 import { orgCommands } from "./org";
 import { serveCommands } from "./serve";
+import { userCommands } from "./user";
 
-export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...backupCommands];
+export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...creditCommands, ...backupCommands, ...userCommands, ...corpusCommands];
 
 const COMMON_FLAGS = { "data-dir": "string", json: "boolean", help: "boolean" } as const;
 
@@ -76,7 +79,10 @@ export async function runCli(args: string[], env: Env): Promise<number> {
     if (json) process.stdout.write(`${JSON.stringify({ error: errorCode(error), details: describe(error) })}\n`);
     return 1;
   } finally {
-    if (deps && command.name !== "serve") deps.db.close();
+    if (deps && command.name !== "serve") {
+      deps.pdf.close();
+      deps.db.close();
+    }
   }
 }
 

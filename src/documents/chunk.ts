@@ -19,9 +19,13 @@ export const PAGE_CHARS_MAX = 50_000;
 // scatter them through words, where they would split search terms.
 const INVISIBLE = /[\u200b-\u200d\u2060\ufeff\u00ad]/g;
 
-/** One line per passage of plain text: invisible characters dropped, whitespace collapsed. */
+// A lower-case word split by a hyphen at the end of a line ("sec-\ntion"): typeset text
+// (two-column statutes) breaks words this way, and search needs the word whole.
+const LINE_END_HYPHENATION = /(\p{Ll})-[ \t]*\n\s*(\p{Ll})/gu;
+
+/** Plain text on one line: invisible characters dropped, hyphenated line breaks joined, whitespace collapsed. */
 export function normalisePageText(text: string): string {
-  return text.replace(INVISIBLE, "").replace(/\s+/g, " ").trim().slice(0, PAGE_CHARS_MAX);
+  return text.replace(INVISIBLE, "").replace(LINE_END_HYPHENATION, "$1$2").replace(/\s+/g, " ").trim().slice(0, PAGE_CHARS_MAX);
 }
 
 export function chunkPages(filename: string, pageTexts: readonly string[]): DocumentChunk[] {

@@ -122,3 +122,11 @@ describe("validation", () => {
     expect(res.body.error).toBe("validation_failed");
   });
 });
+
+describe("body limits", () => {
+  test("a JSON body over 1 MiB → 413 payload_too_large in the Error body, before it is read", async () => {
+    const res = await server.api("/v1/top-ups", { key: acme.key, body: JSON.stringify({ amountPence: 1000, pad: "x".repeat(1_100_000) }) });
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe("payload_too_large");
+  });
+});

@@ -1,7 +1,11 @@
 // Imported as text so migrations travel inside the compiled binary. Append only:
 // a landed migration is never edited; a change is a new numbered file.
 import m001 from "./001_foundation.sql" with { type: "text" };
+import m002 from "./002_ledger.sql" with { type: "text" };
+import m003 from "./003_search.sql" with { type: "text" };
 import m004 from "./004_jobs.sql" with { type: "text" };
+import m005 from "./005_documents.sql" with { type: "text" };
+import m007 from "./007_dashboard.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -11,5 +15,9 @@ export interface Migration {
 
 export const migrations: Migration[] = [
   { version: 1, name: "001_foundation", sql: m001 },
+  { version: 2, name: "002_ledger", sql: m002 },
+  { version: 3, name: "003_search", sql: m003 },
   { version: 4, name: "004_jobs", sql: m004 },
+  { version: 5, name: "005_documents", sql: m005 },
+  { version: 7, name: "007_dashboard", sql: m007 },
 ];

@@ -4,7 +4,7 @@
  * its own process so a hostile PDF that spins, balloons memory or crashes pdf.js takes
  * down only this process, and the parent can kill it on a deadline.
  */
-const documentPagesMax = 500;
+import { documentPagesMax } from "../../billing/pricing";
 import {
   REQUEST_BODY_BYTES_MAX,
   REQUEST_HEADER_BYTES_MAX,
@@ -121,12 +121,13 @@ async function parseDocument(doc: Awaited<ReturnType<PdfJs["getDocument"]>["prom
   return mode === "extract" ? { ok: true, pages, texts } : { ok: true, pages };
 }
 
-function pageText(content: { items: Array<{ str?: string; hasEOL?: boolean }> }): string {
+function pageText(content: { items: readonly object[] }): string {
   let text = "";
   for (const item of content.items) {
-    if (item.str === undefined) continue;
+    // Marked-content items carry no "str"; only text items do.
+    if (!("str" in item) || typeof item.str !== "string") continue;
     text += item.str;
-    if (item.hasEOL) text += "\n";
+    if ("hasEOL" in item && item.hasEOL) text += "\n";
   }
   return text;
 }
@@ -134,7 +135,7 @@ function pageText(content: { items: Array<{ str?: string; hasEOL?: boolean }> })
 /** Splits stdin into requests: a JSON header line, then exactly `bytes` bytes of body. */
 async function* readRequests(stream: ReadableStream<Uint8Array>): AsyncGenerator<{ mode: PdfChildMode; body: Uint8Array }> {
   const reader = stream.getReader();
-  let pending = new Uint8Array(0);
+  let pending: Uint8Array = new Uint8Array(0);
   const more = async (): Promise<Uint8Array | null> => {
     const { value, done } = await reader.read();
     return done ? null : value;

@@ -1,0 +1,119 @@
+/**
+ * The document_ingest run: extract each page's text in a parser child, cut it into
+ * passages, index them for the organisation → ready. Any failure → failed and the
+ * charge refunded once (key refund:<documentId>). A document deleted mid-way stops the
+ * run and leaves no passages behind.
+ */
+import type { Database } from "bun:sqlite";
+import { refund } from "../billing/ledger";
+import type { Deps } from "../deps";
+import { RunFailure, type Run, type RunKindSpec } from "../jobs/types";
+import { deleteDocumentChunks, indexDocumentChunks } from "../search/service";
+import { chunkPages } from "./chunk";
+import { documentPath } from "./files";
+import { PdfRejectedError } from "./pdf/parser";
+import { DOCUMENT_INGEST_KIND, type DocumentIngestInput } from "./service";
+import * as store from "./store";
+
+export interface DocumentIngestOutput {
+  /** The document was deleted before ingestion finished; nothing was indexed. */
+  deleted: boolean;
+  chunks: number;
+}
+
+/** How often a running ingestion checks that its document still exists. */
+const DELETION_POLL_MS = 200;
+/** Embedding and indexing 500 pages takes seconds; this bounds a stuck attempt beyond the parse deadline. */
+const INDEXING_ALLOWANCE_MS = 5 * 60_000;
+
+/**
+ * A PDF with pages but no text at all is a scan (images of pages). We have no OCR, so
+ * nothing would ever be searchable: ready-with-nothing would look like success and keep
+ * the money. Instead it fails with this message and the charge is refunded in full.
+ */
+export const NO_TEXT_LAYER_MESSAGE =
+  "the PDF has no text layer (it looks scanned: its pages are images); OCR is not supported, so nothing could be indexed. The charge has been refunded";
+
+const DELETED: DocumentIngestOutput = { deleted: true, chunks: 0 };
+
+export function documentIngestSpec(deps: Deps): RunKindSpec<DocumentIngestInput, DocumentIngestOutput> {
+  return {
+    kind: DOCUMENT_INGEST_KIND,
+    concurrency: deps.config.ingestConcurrency,
+    // A failure here is deterministic (the same bytes fail the same way); extra attempts
+    // only cover a worker that died mid-run.
+    maxAttempts: 2,
+    timeoutMs: deps.config.pdfParseTimeoutMs + INDEXING_ALLOWANCE_MS,
+    execute: (run, signal) => ingest(deps, run, signal),
+    onCompleted(db, run, output) {
+      const id = run.input.documentId;
+      if (!output.deleted && store.markReady(db, id, output.chunks, deps.clock.nowMs())) return;
+      // Deleted while the run committed: make sure no passage outlives the row.
+      if (!store.findDocument(db, id)) deleteDocumentChunks(deps, id);
+    },
+    onFailed(db, run, error) {
+      failDocument(deps, db, run.input.documentId, error);
+    },
+  };
+}
+
+function failDocument(deps: Deps, db: Database, documentId: string, error: string): void {
+  const doc = store.findDocument(db, documentId);
+  // Passages indexed before the failure (or after a deletion) must not stay searchable.
+  deleteDocumentChunks(deps, documentId);
+  if (!doc || !store.markFailed(db, documentId, error, deps.clock.nowMs())) return;
+  refund(db, {
+    orgId: doc.orgId,
+    amountPence: doc.creditsChargedPence,
+    key: `refund:${documentId}`,
+    description: `Refund: ingestion of ${doc.filename} failed`,
+    ref: documentId,
+    nowMs: deps.clock.nowMs(),
+  });
+}
+
+async function ingest(deps: Deps, run: Run<DocumentIngestInput, DocumentIngestOutput>, signal: AbortSignal): Promise<DocumentIngestOutput> {
+  const { db } = deps;
+  const id = run.input.documentId;
+  const doc = store.findDocument(db, id);
+  if (!doc || doc.status !== "processing") return DELETED;
+
+  const exists = () => store.findDocument(db, id) !== null;
+  const deletion = new AbortController();
+  const watch = setInterval(() => {
+    if (!exists()) deletion.abort(new Error("document deleted"));
+  }, DELETION_POLL_MS);
+  const stop = AbortSignal.any([signal, deletion.signal]);
+  try {
+    const file = Bun.file(documentPath(deps.config.dataDir, doc.orgId, id));
+    if (!(await file.exists())) {
+      if (!exists()) return DELETED;
+      throw new RunFailure("the stored PDF is missing; the charge has been refunded");
+    }
+    const pageTexts = await deps.pdf.extractPageTexts(await file.bytes(), { timeoutMs: deps.config.pdfParseTimeoutMs, signal: stop });
+    const chunks = chunkPages(doc.filename, pageTexts);
+    if (chunks.length === 0) throw new RunFailure(NO_TEXT_LAYER_MESSAGE);
+    stop.throwIfAborted();
+    await indexDocumentChunks(deps, {
+      documentId: id,
+      orgId: doc.orgId,
+      jurisdictions: doc.jurisdictionSlugs,
+      source: doc.filename,
+      chunks: chunks.map(({ text, citationPath, position }) => ({ text, citationPath, position })),
+    });
+    if (!exists()) {
+      deleteDocumentChunks(deps, id);
+      return DELETED;
+    }
+    return { deleted: false, chunks: chunks.length };
+  } catch (error) {
+    if (deletion.signal.aborted || !exists()) {
+      deleteDocumentChunks(deps, id);
+      return DELETED;
+    }
+    if (error instanceof PdfRejectedError) throw new RunFailure(`the PDF could not be read: ${error.details}; the charge has been refunded`);
+    throw error;
+  } finally {
+    clearInterval(watch);
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Documents: upload (count pages, charge, store, queue ingestion), list, read, delete.
+ * Ingestion itself is the document_ingest run (ingest.ts).
+ */
+import { getBalance, charge } from "../billing/ledger";
+import { documentPence } from "../billing/pricing";
+import { isoFromMs } from "../clock";
+import type { Deps } from "../deps";
+import { ApiError, insufficientCredit } from "../http/errors";
+import { uuidv7 } from "../ids";
+import { createRun } from "../jobs/store";
+import { deleteDocumentChunks, resolveJurisdictions } from "../search/service";
+import { documentPath, removeDocumentFile, storeDocumentFile } from "./files";
+import { PdfRejectedError } from "./pdf/parser";
+import * as store from "./store";
+import type { Upload } from "./upload";
+
+export const DOCUMENT_INGEST_KIND = "document_ingest";
+
+export interface DocumentIngestInput {
+  documentId: string;
+}
+
+/** The Document resource of interface.md §2 (plus `error` once ingestion has failed). */
+export interface DocumentView {
+  id: string;
+  filename: string;
+  status: store.DocumentStatus;
+  jurisdictionSlugs: string[];
+  pages: number | null;
+  createdAt: string;
+  error: string | null;
+}
+
+export interface CreatedDocument {
+  id: string;
+  status: store.DocumentStatus;
+  filename: string;
+  pages: number;
+  creditsChargedPence: number;
+  availablePence: number;
+}
+
+export function toView(row: store.DocumentRow): DocumentView {
+  return {
+    id: row.id,
+    filename: row.filename,
+    status: row.status,
+    jurisdictionSlugs: row.jurisdictionSlugs,
+    pages: row.pages,
+    createdAt: isoFromMs(row.createdAtMs),
+    error: row.error,
+  };
+}
+
+/**
+ * Validates and counts pages first (nothing is charged or stored for a rejected file),
+ * then charges, records the document and queues its ingestion in one transaction.
+ * `id` is the API request's operation id (http/idempotency.ts): a retry of a request
+ * that created the document before its response was stored finds it instead of charging again.
+ */
+export async function createDocument(deps: Deps, orgId: string, upload: Upload, id: string = uuidv7()): Promise<CreatedDocument> {
+  const { db, config, clock } = deps;
+  const existing = store.findOrgDocument(db, orgId, id);
+  if (existing) return createdView(existing, getBalance(db, orgId).availablePence);
+  // Omitted or [] means the document applies to every search of the organisation (decisions.md).
+  const jurisdictionSlugs =
+    upload.jurisdictionSlugs && upload.jurisdictionSlugs.length > 0 ? resolveJurisdictions(deps, orgId, upload.jurisdictionSlugs) : [];
+
+  let pages: number;
+  try {
+    ({ pages } = await deps.pdf.inspectPdf(upload.bytes, { timeoutMs: config.pdfParseTimeoutMs }));
+  } catch (error) {
+    if (error instanceof PdfRejectedError) throw new ApiError(400, error.code, error.details);
+    throw error;
+  }
+  const amountPence = documentPence(pages);
+  // Not authoritative (the charge below is), but spares writing a file we would delete.
+  const { availablePence: availableBeforePence } = getBalance(db, orgId);
+  if (availableBeforePence < amountPence) {
+    throw insufficientCredit(availableBeforePence, amountPence);
+  }
+
+  const runId = uuidv7();
+  const path = documentPath(config.dataDir, orgId, id);
+  await storeDocumentFile(path, upload.bytes);
+  let availablePence: number;
+  try {
+    availablePence = db
+      .transaction(() => {
+        charge(db, {
+          orgId,
+          amountPence,
+          key: `doc:${id}`,
+          description: `Document ingestion: ${upload.filename} (${pages} ${pages === 1 ? "page" : "pages"})`,
+          ref: id,
+          nowMs: clock.nowMs(),
+        });
+        store.insertDocument(db, {
+          id,
+          orgId,
+          filename: upload.filename,
+          status: "processing",
+          jurisdictionSlugs,
+          pages,
+          sizeBytes: upload.bytes.byteLength,
+          sha256: new Bun.CryptoHasher("sha256").update(upload.bytes).digest("hex"),
+          creditsChargedPence: amountPence,
+          runId,
+          createdAtMs: clock.nowMs(),
+        });
+        createRun(db, { id: runId, orgId, kind: DOCUMENT_INGEST_KIND, input: { documentId: id } satisfies DocumentIngestInput, createdAtMs: clock.nowMs() });
+        return getBalance(db, orgId).availablePence;
+      })
+      .immediate();
+  } catch (error) {
+    removeDocumentFile(path);
+    throw error;
+  }
+  deps.jobs.wake(DOCUMENT_INGEST_KIND);
+  return { id, status: "processing", filename: upload.filename, pages, creditsChargedPence: amountPence, availablePence };
+}
+
+function createdView(row: store.DocumentRow, availablePence: number): CreatedDocument {
+  return { id: row.id, status: row.status, filename: row.filename, pages: row.pages, creditsChargedPence: row.creditsChargedPence, availablePence };
+}
+
+export function listDocuments(deps: Deps, orgId: string): DocumentView[] {
+  return store.listOrgDocuments(deps.db, orgId, store.DOCUMENTS_LIST_MAX).map(toView);
+}
+
+export function getDocument(deps: Deps, orgId: string, id: string): DocumentView | null {
+  const row = store.findOrgDocument(deps.db, orgId, id);
+  return row ? toView(row) : null;
+}
+
+/**
+ * Removes the passages, the row and the file; no refund (interface.md billing rule 8).
+ * An ingestion still running notices the row is gone, stops its parser and removes
+ * anything it indexed meanwhile (ingest.ts). False when there was nothing to delete.
+ */
+export function deleteDocument(deps: Deps, orgId: string, id: string): boolean {
+  const row = store.findOrgDocument(deps.db, orgId, id);
+  if (!row) return false;
+  const deleted = deps.db
+    .transaction(() => {
+      if (!store.deleteDocumentRow(deps.db, id)) return false;
+      deleteDocumentChunks(deps, id);
+      return true;
+    })
+    .immediate();
+  if (deleted) removeDocumentFile(documentPath(deps.config.dataDir, row.orgId, id));
+  return deleted;
+}

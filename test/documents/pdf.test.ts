@@ -1,0 +1,145 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { chunkPages, CHUNK_CHARS_TARGET, normalisePageText, splitText } from "../../src/documents/chunk";
+import { createPdfParser, PdfRejectedError } from "../../src/documents/pdf/parser";
+import { requireBinary } from "../helpers/binary";
+import * as hostile from "../fixtures/pdf/hostile";
+import { textPdf } from "../fixtures/pdf/writer";
+import { REAL_PDF_DIR, REAL_PDFS } from "./real-pdfs";
+
+const parser = createPdfParser({ childrenMax: 2 });
+afterAll(() => parser.close());
+const TIMEOUT_MS = 20_000;
+
+async function rejection(promise: Promise<unknown>): Promise<PdfRejectedError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof PdfRejectedError) return error;
+    throw error;
+  }
+  throw new Error("expected the PDF to be rejected");
+}
+
+describe("real PDFs", () => {
+  test("every one has its exact page count and its text on the right page", async () => {
+    for (const pdf of REAL_PDFS) {
+      const bytes = await Bun.file(join(REAL_PDF_DIR, pdf.file)).bytes();
+      expect({ file: pdf.file, ...(await parser.inspectPdf(bytes, { timeoutMs: TIMEOUT_MS })) }).toEqual({ file: pdf.file, pages: pdf.pages });
+      const texts = await parser.extractPageTexts(bytes, { timeoutMs: TIMEOUT_MS });
+      expect(texts).toHaveLength(pdf.pages);
+      expect(normalisePageText(texts[pdf.page - 1]!)).toContain(pdf.sentence);
+    }
+  }, 60_000);
+});
+
+describe("hostile PDFs", () => {
+  const cases: Array<[string, () => Uint8Array, "invalid_pdf" | "too_many_pages", RegExp]> = [
+    ["truncated file", hostile.truncatedPdf, "invalid_pdf", /truncated/],
+    ["random bytes", () => hostile.randomBytes(64 * 1024), "invalid_pdf", /not a PDF/],
+    ["PDF inside a ZIP", () => hostile.pdfInsideZip(textPdf({ pageCount: 2 })), "invalid_pdf", /not a PDF/],
+    ["encrypted, opens without a password", () => hostile.encryptedPdf(""), "invalid_pdf", /encrypted/],
+    ["encrypted with a user password", () => hostile.encryptedPdf("secret"), "invalid_pdf", /encrypted/],
+    ["zero pages", hostile.zeroPagePdf, "invalid_pdf", /no pages/],
+    ["self-referencing page tree", hostile.selfReferencingPdf, "invalid_pdf", /cannot be read|could not be parsed/],
+    ["501 pages", () => textPdf({ pageCount: 501 }), "too_many_pages", /501 pages; the maximum is 500/],
+    ["10,000 pages", () => textPdf({ pageCount: 10_000 }), "too_many_pages", /10000 pages/],
+  ];
+  for (const [name, build, code, details] of cases) {
+    test(`${name} → ${code}`, async () => {
+      const error = await rejection(parser.inspectPdf(build(), { timeoutMs: TIMEOUT_MS }));
+      expect(error.code).toBe(code);
+      expect(error.details).toMatch(details);
+    });
+  }
+
+  test("500 pages is accepted, exactly", async () => {
+    expect(await parser.inspectPdf(textPdf({ pageCount: 500 }), { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 500 });
+  });
+
+  test("a page with a 100,000 × 100,000 image is read for its text; the image is never decoded", async () => {
+    const pdf = hostile.hugeImagePdf("Staff must shred paper records containing personal data.");
+    expect(await parser.inspectPdf(pdf, { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 1 });
+    const [text] = await parser.extractPageTexts(pdf, { timeoutMs: TIMEOUT_MS });
+    expect(normalisePageText(text!)).toBe("Staff must shred paper records containing personal data.");
+  });
+});
+
+describe("the parser child", () => {
+  const big = textPdf({ pages: Array.from({ length: 300 }, (_, i) => Array.from({ length: 50 }, (_, l) => `Page ${i} line ${l} of a long policy.`)) });
+
+  test("past its deadline it is killed, the PDF is rejected, and the next parse works", async () => {
+    const error = await rejection(parser.extractPageTexts(big, { timeoutMs: 5 }));
+    expect(error.code).toBe("invalid_pdf");
+    expect(error.details).toMatch(/within 5 ms/);
+    expect(await parser.inspectPdf(textPdf({ pageCount: 3 }), { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 3 });
+  });
+
+  test("aborting kills it at once and rejects with the abort reason", async () => {
+    const controller = new AbortController();
+    const parse = parser.extractPageTexts(big, { timeoutMs: TIMEOUT_MS, signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("document deleted")), 20);
+    await expect(parse).rejects.toThrow("document deleted");
+    await parse.catch(() => undefined);
+    expect(await parser.inspectPdf(textPdf({ pageCount: 2 }), { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 2 });
+  });
+
+  test("a child that dies without answering makes the PDF invalid, not the server", async () => {
+    const dying = createPdfParser({ childrenMax: 1, childArgv: [process.execPath, "-e", "process.exit(1)"] });
+    const error = await rejection(dying.inspectPdf(textPdf({ pageCount: 1 }), { timeoutMs: TIMEOUT_MS }));
+    expect(error).toMatchObject({ code: "invalid_pdf", details: "the PDF could not be parsed" });
+    dying.close();
+  });
+
+  test("parses run side by side up to the child limit", async () => {
+    const pdfs = Array.from({ length: 5 }, (_, i) => textPdf({ pageCount: i + 1 }));
+    const counts = await Promise.all(pdfs.map((pdf) => parser.inspectPdf(pdf, { timeoutMs: TIMEOUT_MS })));
+    expect(counts.map((c) => c.pages)).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+test("the compiled binary is its own PDF child (pdf.js and its worker are bundled; nothing is fetched)", async () => {
+  const compiled = createPdfParser({ childrenMax: 1, childArgv: [requireBinary(), "__pdf"] });
+  try {
+    const wisconsin = REAL_PDFS.find((p) => p.file === "wisconsin_134.pdf")!;
+    const bytes = await Bun.file(join(REAL_PDF_DIR, wisconsin.file)).bytes();
+    expect(await compiled.inspectPdf(bytes, { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 26 });
+    const texts = await compiled.extractPageTexts(bytes, { timeoutMs: TIMEOUT_MS });
+    expect(normalisePageText(texts[25]!)).toContain(wisconsin.sentence);
+    expect((await rejection(compiled.inspectPdf(hostile.encryptedPdf(""), { timeoutMs: TIMEOUT_MS }))).code).toBe("invalid_pdf");
+  } finally {
+    compiled.close();
+  }
+});
+
+describe("chunking", () => {
+  test("passages stay on their page, cite it, and are numbered across the document", () => {
+    const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} explains one duty of the controller.`).join(" ");
+    const chunks = chunkPages("policy.pdf", ["Short first page.", "", long]);
+    expect(chunks[0]).toEqual({ text: "Short first page.", citationPath: "policy.pdf#page=1", position: 0 });
+    expect(chunks.slice(1).every((c) => c.citationPath === "policy.pdf#page=3")).toBe(true);
+    expect(chunks.map((c) => c.position)).toEqual(chunks.map((_, i) => i));
+    for (const c of chunks) expect(c.text.length).toBeLessThanOrEqual(CHUNK_CHARS_TARGET);
+  });
+
+  test("every sentence of a long page appears whole in some passage (overlap at the cuts)", () => {
+    const sentences = Array.from({ length: 80 }, (_, i) => `Rule ${i}: records are kept for ${i + 1} years.`);
+    const pieces = splitText(sentences.join(" "));
+    expect(pieces.length).toBeGreaterThan(2);
+    for (const sentence of sentences) expect(pieces.some((p) => p.includes(sentence))).toBe(true);
+  });
+
+  test("zero-width characters and soft hyphens vanish; whitespace collapses", () => {
+    expect(normalisePageText("per\u200bsonal  data\n\nbreach\u00ad es")).toBe("personal data breach es");
+  });
+
+  test("a word hyphenated across a line break is joined; other hyphens stay", () => {
+    expect(normalisePageText("this sec-\ntion applies to e-mail and Anti-\nMoney rules")).toBe("this section applies to e-mail and Anti- Money rules");
+  });
+
+  test("a page of one unbroken token is still cut to size", () => {
+    const pieces = splitText("x".repeat(CHUNK_CHARS_TARGET * 3));
+    expect(pieces.every((p) => p.length <= CHUNK_CHARS_TARGET)).toBe(true);
+    expect(pieces.join("").length).toBe(CHUNK_CHARS_TARGET * 3);
+  });
+});
