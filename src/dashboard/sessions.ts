@@ -87,7 +87,12 @@ export function clearSessionCookie(config: Config): string {
   return cookieHeader(config, sessionCookieName(config), "", 0);
 }
 
+/** Constant-time comparison of a token we issued with the one presented. */
+export function tokensMatch(issued: string, presented: string | null | undefined): boolean {
+  return typeof presented === "string" && presented.length > 0 && hashesEqual(issued, presented);
+}
+
 /** Synchronizer token: every state-changing request carries the session's CSRF token. */
 export function csrfValid(session: Session, presented: string | null | undefined): boolean {
-  return typeof presented === "string" && hashesEqual(session.csrfToken, presented);
+  return tokensMatch(session.csrfToken, presented);
 }

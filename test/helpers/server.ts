@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createApiKey, createOrganisation } from "../../src/auth/service";
 import { upsertJurisdiction, type Jurisdiction } from "../../src/auth/store";
 import { backgroundServices } from "../../src/background";
+import { recordOperatorTopUp } from "../../src/billing/operator";
 import type { Clock } from "../../src/clock";
 import { loadConfig, type Env } from "../../src/config";
 import { createDeps, type Deps } from "../../src/deps";
@@ -31,7 +32,7 @@ export interface TestServer {
   url: string;
   deps: Deps;
   dataDir: string;
-  createOrg(options?: { name?: string; jurisdictions?: string[]; monthlyAllowancePence?: number }): TestOrg;
+  createOrg(options?: { name?: string; jurisdictions?: string[]; monthlyAllowancePence?: number; balancePence?: number }): TestOrg;
   api<T = any>(path: string, options?: { key?: string; method?: string; body?: unknown; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
   stop(): Promise<void>;
 }
@@ -48,7 +49,7 @@ export async function startTestServer(
   options: { env?: Env; clock?: Clock; background?: boolean; dataDir?: string; jurisdictions?: Jurisdiction[] } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
-  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", ...options.env }, { dataDir, port: 0, host: "127.0.0.1" });
+  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...options.env }, { dataDir, port: 0, host: "127.0.0.1" });
   const deps = await createDeps(config, { clock: options.clock });
   for (const j of options.jurisdictions ?? TEST_JURISDICTIONS) upsertJurisdiction(deps.db, j);
   const server = await startServer(deps, {
@@ -67,6 +68,7 @@ export async function startTestServer(
         jurisdictions: o.jurisdictions ?? ["eu", "us", "us-ny"],
         monthlyAllowancePence: o.monthlyAllowancePence,
       });
+      if (o.balancePence) recordOperatorTopUp(deps, { orgId: org.id, amountPence: o.balancePence, reference: "test-initial-credit" });
       return { orgId: org.id, key: createApiKey(deps, { orgId: org.id }).key };
     },
     async api(path, o = {}) {
