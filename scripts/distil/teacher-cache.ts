@@ -24,7 +24,8 @@ export class TeacherCache {
   }
 
   async embedAll(teacher: () => Promise<UseLiteEmbedder>, texts: readonly string[], label: string): Promise<Float32Array[]> {
-    const missing = [...new Set(texts.filter((t) => !this.vectors.has(t)))];
+    // Sorted by length: the teacher pads each batch to its longest text.
+    const missing = [...new Set(texts.filter((t) => !this.vectors.has(t)))].sort((a, b) => a.length - b.length);
     if (missing.length > 0) {
       const model = await teacher();
       const startedMs = performance.now();

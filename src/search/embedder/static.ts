@@ -9,6 +9,8 @@ export const STATIC_TEXT_CHARS_MAX = 200_000;
 /** Sentencepiece scores are log-probabilities; a character no piece covers costs this much. */
 const UNKNOWN_CHAR_SCORE = -30;
 const WORD_START = "\u2581";
+/** Distinct words remembered with their rows; past this the memo starts over (bounded memory). */
+const WORD_MEMO_ENTRIES_MAX = 100_000;
 
 /**
  * The fast default: a sentence is the weighted mean of distilled per-word vectors (Model2Vec
@@ -25,6 +27,8 @@ export class StaticEmbedder implements Embedder {
   private readonly pieceCharsMax: number;
   private readonly rowScales: Float32Array;
   private readonly rows: Int8Array;
+  /** word → the rows it adds (one row, or its pieces); stemming and splitting dominate otherwise. */
+  private readonly wordMemo = new Map<string, readonly number[]>();
   /** Returned for text with no words at all, so callers always get a unit vector. */
   private readonly emptyVector: Float32Array;
 
@@ -57,17 +61,22 @@ export class StaticEmbedder implements Embedder {
   embedOne(text: string): Float32Array {
     const sum = new Float32Array(this.dimensions);
     for (const word of wordsOf(text.slice(0, STATIC_TEXT_CHARS_MAX))) {
-      const row = this.wordRows.get(stem(word));
-      if (row !== undefined) {
-        this.addRow(sum, row, 1);
-        continue;
-      }
+      const rows = this.rowsOfWord(word);
       // An unknown word counts as one word however many pieces it splits into.
-      const pieces = this.splitIntoPieces(word);
-      for (const piece of pieces) this.addRow(sum, piece, 1 / pieces.length);
+      for (const row of rows) this.addRow(sum, row, 1 / rows.length);
     }
     const vector = l2Normalise(sum);
     return vector.some((x) => x !== 0) ? vector : this.emptyVector.slice();
+  }
+
+  private rowsOfWord(word: string): readonly number[] {
+    let rows = this.wordMemo.get(word);
+    if (rows !== undefined) return rows;
+    const row = this.wordRows.get(stem(word));
+    rows = row !== undefined ? [row] : this.splitIntoPieces(word);
+    if (this.wordMemo.size >= WORD_MEMO_ENTRIES_MAX) this.wordMemo.clear();
+    this.wordMemo.set(word, rows);
+    return rows;
   }
 
   private addRow(sum: Float32Array, row: number, weight: number): void {

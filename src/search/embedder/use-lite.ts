@@ -1,4 +1,4 @@
-import { io, loadGraphModel, ready, setBackend, setWasmPaths } from "@energetic-ai/core";
+import { io, loadGraphModel, ready, setBackend, setWasmPaths, type WeightSpec } from "@energetic-ai/core";
 import { EmbeddingsModel } from "@energetic-ai/embeddings";
 // Embedded as files so `bun build --compile` carries them inside the binary; tfjs reads them
 // through fs (the wasm) or we read them ourselves (the model) and load from memory.
@@ -25,8 +25,7 @@ export const USE_LITE_TEXT_CHARS_MAX = 8_000;
 /** Texts per forward pass: bounds peak tensor memory. */
 export const USE_LITE_BATCH_TEXTS_MAX = 32;
 
-type WeightSpecs = NonNullable<io.ModelArtifacts["weightSpecs"]>;
-type WeightsManifest = { paths: string[]; weights: WeightSpecs }[];
+type WeightsManifest = { paths: string[]; weights: WeightSpec[] }[];
 
 let backendReady: Promise<void> | undefined;
 

@@ -1,0 +1,90 @@
+import { describe, expect, test } from "bun:test";
+import { StaticEmbedder, STATIC_TEXT_CHARS_MAX } from "../../src/search/embedder/static.ts";
+import { decodeStaticTable, encodeStaticTable } from "../../src/search/embedder/static-table.ts";
+import { stem, wordsOf } from "../../src/search/embedder/tokens.ts";
+import { dot } from "../../src/search/embedder/vector.ts";
+import tablePath from "../../data/embeddings/regkb-static-v1.bin" with { type: "file" };
+
+const embedder = await StaticEmbedder.load();
+
+function norm(v: Float32Array): number {
+  return Math.sqrt(dot(v, v));
+}
+
+describe("StaticEmbedder", () => {
+  test("id and dimensions come from the shipped table", () => {
+    expect(embedder.id).toMatch(new RegExp(`^regkb-static-v1-${embedder.dimensions}-[0-9a-f]{8}$`));
+    expect(embedder.dimensions).toBeGreaterThanOrEqual(64);
+  });
+
+  test("vectors are unit length and deterministic", async () => {
+    const texts = ["Notification of a personal data breach to the supervisory authority", "12 CFR 1003.4 compilation of loan data"];
+    const first = await embedder.embed(texts);
+    const second = await new StaticEmbedder(decodeStaticTable(await Bun.file(tablePath).bytes())).embed(texts);
+    for (const [i, v] of first.entries()) {
+      expect(v.length).toBe(embedder.dimensions);
+      expect(norm(v)).toBeCloseTo(1, 5);
+      expect([...v]).toEqual([...second[i]!]);
+    }
+  });
+
+  test("ranks a paraphrase above unrelated regulatory text", async () => {
+    const cases: [string, string, string][] = [
+      [
+        "The controller shall notify the supervisory authority of a personal data breach within 72 hours.",
+        "A company has to report a leak of customer data to the regulator within three days.",
+        "Each financial institution shall record the ethnicity, race and sex of mortgage applicants.",
+      ],
+      [
+        "right to have my personal data deleted",
+        "The data subject shall have the right to obtain from the controller the erasure of personal data concerning him or her.",
+        "The attorney general may bring an action in the name of the state to enforce this section.",
+      ],
+    ];
+    for (const [query, paraphrase, unrelated] of cases) {
+      const [q, p, u] = await embedder.embed([query, paraphrase, unrelated]);
+      expect(dot(q!, p!)).toBeGreaterThan(dot(q!, u!) + 0.1);
+    }
+  });
+
+  test("inflections share a vector and unknown words still embed", async () => {
+    const [a, b, unknown] = await embedder.embed(["breaches notified", "breach notifying", "zyxwvutsrqp"]);
+    expect(dot(a!, b!)).toBeCloseTo(1, 5);
+    expect(norm(unknown!)).toBeCloseTo(1, 5);
+  });
+
+  test("empty, symbol-only, unicode and huge inputs give unit vectors", async () => {
+    const huge = "personal data breach notification ".repeat(20_000);
+    expect(huge.length).toBeGreaterThan(STATIC_TEXT_CHARS_MAX);
+    const vectors = await embedder.embed(["", "§§ ?!", "Überprüfung der Datenschutzverletzung 数据泄露 🙂", huge]);
+    for (const v of vectors) {
+      expect(norm(v)).toBeCloseTo(1, 5);
+      expect(v.every(Number.isFinite)).toBe(true);
+    }
+    expect(await embedder.embed([])).toEqual([]);
+  });
+});
+
+describe("static table format", () => {
+  test("round-trips and rejects corruption", async () => {
+    const bytes = await Bun.file(tablePath).bytes();
+    const table = decodeStaticTable(bytes);
+    expect(encodeStaticTable(table)).toEqual(bytes);
+    expect(() => decodeStaticTable(bytes.subarray(0, bytes.length - 1))).toThrow(/corrupt/);
+    const badMagic = bytes.slice(0, 64);
+    badMagic[0] = 0;
+    expect(() => decodeStaticTable(badMagic)).toThrow(/bad magic/);
+  });
+});
+
+describe("tokens", () => {
+  test("stemmer undoes inflection only", () => {
+    expect(["notifies", "notified", "notifying", "notify"].map(stem)).toEqual(["notifi", "notifi", "notifi", "notifi"]);
+    expect(["breaches", "processing", "controllers", "general"].map(stem)).toEqual(["breach", "process", "controller", "general"]);
+    expect(stem("1798")).toBe("1798");
+  });
+
+  test("words are lower-cased letter and digit runs without the possessive s", () => {
+    expect(wordsOf("The driver’s licence, § 899-aa")).toEqual(["the", "driver", "licence", "899", "aa"]);
+  });
+});
