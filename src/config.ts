@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { LogLevel } from "./log";
+import { embedderConfigFromEnv, type EmbedderConfig } from "./search/embedder/index";
 
 /**
  * Every setting in one place: env var, default and bounds. Flags given on the command
@@ -22,11 +23,8 @@ export interface Config {
   stripeSecretKey: string | undefined;
   stripeWebhookSecret: string | undefined;
   stripeApiBase: string | undefined;
-  embedder: "static" | "use-lite" | "openai";
-  embedderUrl: string | undefined;
-  embedderModel: string | undefined;
-  embedderApiKey: string | undefined;
-  embedderDimensions: number | undefined;
+  /** REGKB_EMBEDDER and, for `openai`, its URL, model, key, dimensions, timeout and batch size. */
+  embedder: EmbedderConfig;
   sandboxPoolSize: number;
   sandboxUnsafeNoIsolation: boolean;
   screeningConcurrency: number;
@@ -89,6 +87,14 @@ function url(env: Env, name: string, fallback: string | undefined): string | und
 
 const MIB = 1024 * 1024;
 
+function embedderConfig(env: Env): EmbedderConfig {
+  try {
+    return embedderConfigFromEnv(env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 export function loadConfig(env: Env, flags: Flags = {}): Config {
   const host = flags.host ?? optional(env, "REGKB_HOST") ?? "127.0.0.1";
   const port = flags.port ?? integer(env, "REGKB_PORT", 8080, 0, 65535);
@@ -105,11 +111,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     stripeSecretKey: optional(env, "REGKB_STRIPE_SECRET_KEY"),
     stripeWebhookSecret: optional(env, "REGKB_STRIPE_WEBHOOK_SECRET"),
     stripeApiBase: url(env, "REGKB_STRIPE_API_BASE", undefined),
-    embedder: oneOf(env, "REGKB_EMBEDDER", "static", ["static", "use-lite", "openai"] as const),
-    embedderUrl: url(env, "REGKB_EMBEDDER_URL", undefined),
-    embedderModel: optional(env, "REGKB_EMBEDDER_MODEL"),
-    embedderApiKey: optional(env, "REGKB_EMBEDDER_API_KEY"),
-    embedderDimensions: env.REGKB_EMBEDDER_DIMENSIONS ? integer(env, "REGKB_EMBEDDER_DIMENSIONS", 0, 8, 8192) : undefined,
+    embedder: embedderConfig(env),
     sandboxPoolSize: integer(env, "REGKB_SANDBOX_POOL_SIZE", 2, 0, 64),
     sandboxUnsafeNoIsolation: optional(env, "REGKB_SANDBOX_UNSAFE_NO_ISOLATION") === "1",
     screeningConcurrency: integer(env, "REGKB_SCREENING_CONCURRENCY", 2, 1, 64),

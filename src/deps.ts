@@ -9,7 +9,7 @@ import { RateLimiter } from "./http/rate-limit";
 import { SandboxPool } from "./executions/sandbox/pool";
 import { RunEngine } from "./jobs/engine";
 import { createLogger, type Logger } from "./log";
-import { createEmbedder, EMBEDDER_BATCH_TEXTS_DEFAULT, EMBEDDER_TIMEOUT_MS_DEFAULT, type Embedder } from "./search/embedder/index";
+import { createEmbedder, type Embedder } from "./search/embedder/index";
 
 /**
  * Everything a request or a run needs, built once and passed in (no module singletons),
@@ -39,15 +39,7 @@ export interface DepsOverrides {
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const db = await openDatabase(config.dataDir);
-  const embedder = await createEmbedder({
-    kind: config.embedder,
-    url: config.embedderUrl,
-    model: config.embedderModel,
-    apiKey: config.embedderApiKey,
-    dimensions: config.embedderDimensions,
-    timeoutMs: EMBEDDER_TIMEOUT_MS_DEFAULT,
-    batchTextsMax: EMBEDDER_BATCH_TEXTS_DEFAULT,
-  });
+  const embedder = await createEmbedder(config.embedder);
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = new Metrics();

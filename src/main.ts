@@ -1,7 +1,6 @@
-#!/usr/bin/env bun
-// Entry point of the one binary: the operator CLI, the server (`serve`), and the
-// execution sandbox child (`__sandbox`) and the PDF parser child (`__pdf`), both started
-// only by the server itself.
+// Entry point of the one binary: the operator CLI, the server (`serve`), the execution
+// sandbox child (`__sandbox`) and the PDF parser child (`__pdf`); the last two are
+// started only by the server itself.
 const args = process.argv.slice(2);
 
 if (args[0] === "__sandbox") {
@@ -14,3 +13,4 @@ if (args[0] === "__sandbox") {
   const { runCli } = await import("./cli/index");
   process.exitCode = await runCli(args, process.env);
 }
+export {};

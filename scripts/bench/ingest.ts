@@ -52,7 +52,7 @@ async function untilReady(ids: string[]): Promise<void> {
 const rate = (pages: number, ms: number) => `${((pages * 1000) / ms).toFixed(1)} pages/s`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
-console.log(`embedder ${config.embedder}, ingest concurrency ${config.ingestConcurrency}, PDF parsers ${config.pdfParsersMax}`);
+console.log(`embedder ${config.embedder.kind}, ingest concurrency ${config.ingestConcurrency}, PDF parsers ${config.pdfParsersMax}`);
 
 // 1. The 200-page text PDF.
 const big = policyPdf(200);

@@ -62,7 +62,7 @@ async function untilFinished(ids: string[]): Promise<void> {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
-console.log(`corpus: ${imported.chunksAdded + imported.chunksUnchanged} passages, embedder ${config.embedder}, screening concurrency ${config.screeningConcurrency}`);
+console.log(`corpus: ${imported.chunksAdded + imported.chunksUnchanged} passages, embedder ${config.embedder.kind}, screening concurrency ${config.screeningConcurrency}`);
 
 // Warm-up: first queries load lazily built structures.
 await untilFinished([await create(keywordsOf(20, 99))]);
