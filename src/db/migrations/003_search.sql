@@ -1,7 +1,8 @@
 -- Knowledge-base passages: the shared corpus (owner_org_id NULL) and organisations'
--- uploaded documents (owner_org_id set). Indexed twice: search_fts (BM25) and the vec0
--- table search_vec, which is created by the search service because its dimension comes
--- from the configured embedder (recorded in search_index_meta).
+-- uploaded documents (owner_org_id set). Indexed twice: search_fts (BM25) and vectors
+-- (search_chunk_vectors, plus an int8 copy in the vec0 table search_vec, created by the
+-- search service because its dimension comes from the configured embedder, recorded in
+-- search_index_meta).
 CREATE TABLE search_chunks (
   id INTEGER PRIMARY KEY,
   -- 'corpus:<key>' for shared-corpus instruments, the document uuid for uploads.
@@ -20,9 +21,16 @@ CREATE TABLE search_chunks (
 );
 CREATE INDEX search_chunks_by_owner ON search_chunks (owner_org_id, document_id);
 
+-- Full-precision embedding of each passage (little-endian float32), kept out of
+-- search_chunks so re-scoring a shortlist never reads passage text.
+CREATE TABLE search_chunk_vectors (
+  chunk_id INTEGER PRIMARY KEY REFERENCES search_chunks(id) ON DELETE CASCADE,
+  embedding BLOB NOT NULL
+);
+
 -- One row per (passage, vector scope): the vec0 partition a passage lives in. Shared
 -- passages use their jurisdiction slug; organisation passages use 'org:<id>:<slug>', or
--- 'org:<id>:*' when the document has no jurisdictions. vec_rowid is the vec0 rowid.
+-- 'org:<id>:*' when the document has no jurisdictions. vec_rowid is the search_vec rowid.
 CREATE TABLE search_chunk_scopes (
   vec_rowid INTEGER PRIMARY KEY,
   chunk_id INTEGER NOT NULL REFERENCES search_chunks(id) ON DELETE CASCADE,
@@ -41,9 +49,11 @@ CREATE TABLE search_citation_keys (
 CREATE INDEX search_citation_keys_by_chunk ON search_citation_keys (chunk_id);
 
 -- BM25 over three fields: citation (jurisdiction name, source, citation path), heading and
--- body. Contentless: the text lives in search_chunks; rowid = search_chunks.id.
+-- body. A fourth, scopes, holds one opaque token per vector scope (see store.scopeToken):
+-- a search ANDs its scopes into the MATCH, so passages it may not see are never scored;
+-- its bm25 weight is 0. Contentless: the text lives in search_chunks; rowid = search_chunks.id.
 CREATE VIRTUAL TABLE search_fts USING fts5(
-  citation, heading, body,
+  citation, heading, body, scopes,
   content = '', contentless_delete = 1,
   tokenize = 'porter unicode61 remove_diacritics 2'
 );

@@ -1,0 +1,40 @@
+import { t } from "elysia";
+import { SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, SEARCH_TOP_K_MAX } from "./service";
+
+export const SearchMatchSchema = t.Object(
+  {
+    content: t.String({ description: "The passage text." }),
+    score: t.Number({
+      description:
+        "Relevance, higher is better, 0 to 1: a weighted blend of the passage's BM25 (relative to the best of this query) and its " +
+        "embedding similarity (relative to the best and worst candidates). 1 marks a passage the query cites exactly " +
+        "(e.g. \"Article 33\", \"§ 899-aa\", \"1798.82\"); those come first. Comparable within one response only.",
+    }),
+    source: t.Optional(t.String({ description: "Title of the instrument or the uploaded document's filename." })),
+    citationPath: t.Optional(
+      t.String({ description: "Where the passage sits, outermost first, separated by \" > \".", examples: ["GDPR > Article 33 > 1–2", "N.Y. Gen. Bus. Law § 899-aa > 2"] }),
+    ),
+    jurisdictionSlugs: t.Optional(t.Array(t.String(), { description: "Jurisdictions the passage belongs to; [] for an organisation document that applies everywhere." })),
+  },
+  { title: "SearchMatch" },
+);
+
+export const SearchBody = t.Object({
+  query: t.String({ minLength: 1, maxLength: SEARCH_QUERY_CHARS_MAX, pattern: "\\S", description: `1 to ${SEARCH_QUERY_CHARS_MAX} characters, not blank.`, examples: ["How quickly must a breach be reported to the supervisory authority?"] }),
+  jurisdictions: t.Optional(
+    t.Array(t.String({ maxLength: 64 }), {
+      minItems: 1,
+      maxItems: SEARCH_JURISDICTIONS_MAX,
+      description: "Slugs enabled for the organisation (400 invalid_jurisdictions otherwise). Omitted: every jurisdiction enabled for the organisation. Must not be empty.",
+      examples: [["eu", "us-ny"]],
+    }),
+  ),
+  topK: t.Optional(t.Integer({ minimum: 1, maximum: SEARCH_TOP_K_MAX, default: SEARCH_TOP_K_DEFAULT, description: `1 to ${SEARCH_TOP_K_MAX}, default ${SEARCH_TOP_K_DEFAULT}.` })),
+});
+
+export const SearchResponse = t.Object({
+  requestId: t.String({ description: "UUIDv7 of this search; the ledger entry's ref." }),
+  results: t.Array(SearchMatchSchema),
+  creditsChargedPence: t.Integer({ description: "2 per search." }),
+  availablePence: t.Integer({ description: "Available credit after the charge." }),
+});

@@ -1,0 +1,413 @@
+/**
+ * The knowledge base: hybrid search over the shared corpus and organisations' documents,
+ * jurisdiction resolution, and indexing of passages. No billing here: callers charge.
+ */
+import type { Database } from "bun:sqlite";
+import { ApiError } from "../http/errors";
+import { citationKeysOfPath, citationsInQuery } from "./citations";
+import type { Embedder } from "./embedder/types";
+import { DEFAULT_HYBRID_WEIGHTS, fuse, type CitedHit, type HybridWeights } from "./hybrid";
+import { mentionedJurisdictions } from "./mentions";
+import { ftsMatchExpression, queryTerms } from "./query-text";
+import {
+  chunkBatch,
+  chunksOfDocument,
+  countChunks,
+  newestChunkId,
+  termDocCount,
+  createVectorTable,
+  deleteChunk,
+  citationLookup,
+  dropVectorTable,
+  ftsSearch,
+  insertChunk,
+  jurisdictionNames,
+  loadChunks,
+  readIndexMeta,
+  replaceVectorsOfChunk,
+  resolveSearchScope,
+  scopesOfSearch,
+  vectorSearch,
+  vectorTableExists,
+  writeIndexMeta,
+  type FtsHit,
+  type SearchScope,
+  type FtsWeights,
+  type NewChunk,
+  type VectorHit,
+} from "./store";
+
+/** What the search capability needs from Deps. */
+export interface SearchDeps {
+  db: Database;
+  embedder: Embedder;
+}
+
+export interface SearchMatch {
+  content: string;
+  score: number;
+  source?: string;
+  citationPath?: string;
+  jurisdictionSlugs?: string[];
+}
+
+export const SEARCH_QUERY_CHARS_MAX = 1000;
+export const SEARCH_TOP_K_MAX = 50;
+export const SEARCH_TOP_K_DEFAULT = 10;
+export const SEARCH_JURISDICTIONS_MAX = 200;
+
+export interface SearchTuning {
+  weights: HybridWeights;
+  /** Added to the fused score of passages in a jurisdiction the query names (see mentions.ts). */
+  mentionBoost: number;
+  fts: FtsWeights;
+  /** Candidates taken from each of BM25 and the vector search before fusion. */
+  candidatesPerMethod: number;
+  /**
+   * Rows taken by int8 distance from each partition before full-precision re-scoring
+   * (at least 2 × topK). vec0's top-k cost grows with k; int8 keeps 98–100% of the exact
+   * top 10 within 20–50 rows on the default embedder.
+   */
+  vectorShortlist: number;
+}
+
+export const DEFAULT_SEARCH_TUNING: SearchTuning = {
+  weights: DEFAULT_HYBRID_WEIGHTS,
+  mentionBoost: 0.3,
+  fts: { citation: 4, heading: 4, body: 1 },
+  candidatesPerMethod: 100,
+  vectorShortlist: 50,
+};
+
+export type SearchMethod = "hybrid" | "bm25" | "vector";
+
+export interface SearchRequest {
+  orgId: string;
+  query: string;
+  jurisdictions: string[];
+  topK: number;
+}
+
+// ---------- jurisdictions ----------
+
+/** Default: every jurisdiction enabled for the organisation; otherwise each must be enabled. */
+export function resolveJurisdictions(deps: Pick<SearchDeps, "db">, orgId: string, requested?: string[]): string[] {
+  const enabled = deps.db
+    .query<{ slug: string }, [string]>("SELECT slug FROM organisation_jurisdictions WHERE org_id = ? ORDER BY slug")
+    .all(orgId)
+    .map((r) => r.slug);
+  if (requested === undefined) return enabled;
+  const allowed = new Set(enabled);
+  const wanted = [...new Set(requested)];
+  const bad = wanted.filter((s) => !allowed.has(s));
+  if (bad.length > 0) {
+    throw new ApiError(400, "invalid_jurisdictions", `unknown or not enabled for this organisation: ${bad.slice(0, 10).join(", ")}`);
+  }
+  return wanted;
+}
+
+// ---------- index lifecycle ----------
+
+const prepared = new WeakMap<Database, string>();
+
+/**
+ * Makes sure the vector table matches the embedder. An empty index adopts the embedder;
+ * an index built with another model or dimension must be re-embedded (`regkb corpus
+ * re-embed`) because its vectors are not comparable with the new query vectors.
+ */
+export function ensureSearchIndex(deps: SearchDeps): void {
+  const signature = `${deps.embedder.id}/${deps.embedder.dimensions}`;
+  if (prepared.get(deps.db) === signature) return;
+  const meta = readIndexMeta(deps.db);
+  const matches = meta?.embedderId === deps.embedder.id && meta.dimensions === deps.embedder.dimensions;
+  if (!matches || !vectorTableExists(deps.db)) {
+    if (meta !== undefined && !matches && countChunks(deps.db) > 0) {
+      throw new Error(
+        `the search index was built with embedder ${meta.embedderId} (${meta.dimensions}-d) but ${deps.embedder.id} (${deps.embedder.dimensions}-d) is configured; run \`regkb corpus re-embed\``,
+      );
+    }
+    deps.db.transaction(() => {
+      dropVectorTable(deps.db);
+      createVectorTable(deps.db, deps.embedder.dimensions);
+      writeIndexMeta(deps.db, { embedderId: deps.embedder.id, dimensions: deps.embedder.dimensions });
+    }).immediate();
+  }
+  prepared.set(deps.db, signature);
+}
+
+export interface ReembedProgress {
+  doneChunks: number;
+  totalChunks: number;
+}
+
+const REEMBED_BATCH_CHUNKS = 256;
+
+/** Rebuilds every vector with the configured embedder, then records it as the index's model. */
+export async function reembedAll(deps: SearchDeps, onProgress?: (p: ReembedProgress) => void): Promise<{ chunks: number }> {
+  const total = countChunks(deps.db);
+  const names = jurisdictionNames(deps.db);
+  deps.db.transaction(() => {
+    dropVectorTable(deps.db);
+    createVectorTable(deps.db, deps.embedder.dimensions);
+    deps.db.exec("DELETE FROM search_chunk_scopes");
+    deps.db.exec("DELETE FROM search_chunk_vectors");
+    // Written last, after every vector, so an interrupted run is detected and repeated.
+    deps.db.exec("DELETE FROM search_index_meta");
+  }).immediate();
+  prepared.delete(deps.db);
+  let afterId = 0;
+  let done = 0;
+  for (;;) {
+    const batch = chunkBatch(deps.db, afterId, REEMBED_BATCH_CHUNKS);
+    if (batch.length === 0) break;
+    const vectors = await deps.embedder.embed(
+      batch.map((c) => embeddingText(c.heading, c.content, JSON.parse(c.jurisdiction_slugs) as string[], names)),
+    );
+    deps.db.transaction(() => batch.forEach((c, i) => replaceVectorsOfChunk(deps.db, c, vectors[i]!))).immediate();
+    afterId = batch[batch.length - 1]!.id;
+    done += batch.length;
+    onProgress?.({ doneChunks: done, totalChunks: total });
+  }
+  writeIndexMeta(deps.db, { embedderId: deps.embedder.id, dimensions: deps.embedder.dimensions });
+  return { chunks: done };
+}
+
+// ---------- indexing ----------
+
+export interface PassageInput {
+  source: string;
+  citationPath: string;
+  heading?: string;
+  text: string;
+  position: number;
+}
+
+export interface IndexDocumentInput {
+  documentId: string;
+  /** null for the shared corpus. */
+  ownerOrgId: string | null;
+  jurisdictions: string[];
+  passages: PassageInput[];
+}
+
+export interface IndexDocumentResult {
+  added: number;
+  unchanged: number;
+  removed: number;
+}
+
+/** Embedding batch size: bounds memory and gives progress a steady beat. */
+const EMBED_BATCH_TEXTS = 64;
+
+/** The text a passage is embedded as: where it applies and what it is about, then the words. */
+function embeddingText(heading: string, content: string, jurisdictions: readonly string[], names: Map<string, string>): string {
+  const where = jurisdictions.map((s) => names.get(s) ?? s).join(", ");
+  return [where, heading, content].filter((s) => s !== "").join("\n");
+}
+
+function contentHash(chunk: Omit<NewChunk, "contentHash">): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(JSON.stringify([chunk.ownerOrgId, chunk.source, chunk.citationPath, chunk.heading, chunk.content, chunk.jurisdictions]));
+  return hasher.digest("hex");
+}
+
+/**
+ * Replaces a document's passages in the index, re-embedding only passages whose content
+ * hash changed: importing the same document twice writes nothing.
+ */
+export async function indexDocument(
+  deps: SearchDeps,
+  input: IndexDocumentInput,
+  onEmbedded?: (passages: number) => void,
+): Promise<IndexDocumentResult> {
+  ensureSearchIndex(deps);
+  const names = jurisdictionNames(deps.db);
+  const wanted = input.passages.map((p): NewChunk => {
+    const base = {
+      documentId: input.documentId,
+      ownerOrgId: input.ownerOrgId,
+      position: p.position,
+      source: p.source,
+      citationPath: p.citationPath,
+      heading: p.heading ?? "",
+      content: p.text,
+      jurisdictions: [...new Set(input.jurisdictions)].sort(),
+    };
+    return { ...base, contentHash: contentHash(base) };
+  });
+  const existing = new Map(chunksOfDocument(deps.db, input.documentId).map((c) => [c.position, c]));
+  const changed = wanted.filter((w) => existing.get(w.position)?.content_hash !== w.contentHash);
+  const wantedPositions = new Set(wanted.map((w) => w.position));
+  const changedPositions = new Set(changed.map((c) => c.position));
+  const stale = [...existing.values()].filter((e) => !wantedPositions.has(e.position) || changedPositions.has(e.position));
+
+  const vectors: Float32Array[] = [];
+  for (let i = 0; i < changed.length; i += EMBED_BATCH_TEXTS) {
+    const batch = changed.slice(i, i + EMBED_BATCH_TEXTS);
+    vectors.push(...(await deps.embedder.embed(batch.map((c) => embeddingText(c.heading, c.content, c.jurisdictions, names)))));
+    onEmbedded?.(batch.length);
+  }
+  deps.db.transaction(() => {
+    for (const s of stale) deleteChunk(deps.db, s.id);
+    changed.forEach((c, i) => {
+      const where = c.jurisdictions.map((s) => `${names.get(s) ?? ""} ${s}`).join(" ");
+      insertChunk(
+        deps.db,
+        c,
+        { citation: `${where} ${c.source} ${c.citationPath}`, heading: c.heading, body: c.content },
+        citationKeysOfPath(c.citationPath),
+        vectors[i]!,
+      );
+    });
+  }).immediate();
+  const removed = [...existing.keys()].filter((p) => !wantedPositions.has(p)).length;
+  return { added: changed.length, unchanged: wanted.length - changed.length, removed };
+}
+
+/** Contract for the documents capability: an organisation's uploaded document becomes searchable. */
+export async function indexDocumentChunks(
+  deps: SearchDeps,
+  input: { documentId: string; orgId: string; jurisdictions: string[]; source: string; chunks: { text: string; citationPath: string; position: number }[] },
+): Promise<void> {
+  await indexDocument(deps, {
+    documentId: input.documentId,
+    ownerOrgId: input.orgId,
+    jurisdictions: input.jurisdictions,
+    passages: input.chunks.map((c) => ({ source: input.source, citationPath: c.citationPath, text: c.text, position: c.position })),
+  });
+}
+
+/** Removes every passage of a document (vectors, BM25 rows, citation keys). */
+export function deleteDocumentChunks(deps: Pick<SearchDeps, "db">, documentId: string): void {
+  deps.db.transaction(() => {
+    for (const c of chunksOfDocument(deps.db, documentId)) deleteChunk(deps.db, c.id);
+  }).immediate();
+}
+
+// ---------- search ----------
+
+/** Below this many passages every term is cheap enough to score. */
+const COMMON_TERM_INDEX_PASSAGES_MIN = 5_000;
+/** A term in more than this share of passages is "common" (see ftsMatchExpression). */
+const COMMON_TERM_PASSAGE_SHARE = 0.1;
+/** Terms whose document counts are remembered per database, until passages are added. */
+const TERM_STATS_CACHE_MAX = 10_000;
+
+interface TermStats {
+  newestChunkId: number;
+  passages: number;
+  common: Map<string, boolean>;
+}
+const termStats = new WeakMap<Database, TermStats>();
+
+/** A predicate "is this query term common in the index", with counts cached per index state. */
+function commonTermPredicate(db: Database): (term: string) => boolean {
+  const newest = newestChunkId(db);
+  let stats = termStats.get(db);
+  if (stats === undefined || stats.newestChunkId !== newest) {
+    stats = { newestChunkId: newest, passages: countChunks(db), common: new Map() };
+    termStats.set(db, stats);
+  }
+  const { passages, common } = stats;
+  if (passages < COMMON_TERM_INDEX_PASSAGES_MIN) return () => false;
+  const cap = Math.ceil(passages * COMMON_TERM_PASSAGE_SHARE);
+  return (term) => {
+    let known = common.get(term);
+    if (known === undefined) {
+      known = termDocCount(db, term, cap) >= cap;
+      if (common.size >= TERM_STATS_CACHE_MAX) common.clear();
+      common.set(term, known);
+    }
+    return known;
+  };
+}
+
+/** Union of two hit lists, one entry per passage (the better), best first. */
+function mergeHits<T extends { chunkId: number }>(a: readonly T[], b: readonly T[], goodness: (h: T) => number): T[] {
+  const best = new Map<number, T>();
+  for (const h of [...a, ...b]) {
+    const seen = best.get(h.chunkId);
+    if (seen === undefined || goodness(h) > goodness(seen)) best.set(h.chunkId, h);
+  }
+  return [...best.values()].sort((x, y) => goodness(y) - goodness(x));
+}
+
+/**
+ * Hybrid search: BM25 and vector KNN over exactly the partitions the organisation may
+ * read, fused, with passages the query cites exactly placed first. `method` lets the
+ * quality benchmark measure each half alone.
+ */
+export async function searchKnowledgeBase(
+  deps: SearchDeps,
+  request: SearchRequest,
+  tuning: SearchTuning = DEFAULT_SEARCH_TUNING,
+  method: SearchMethod = "hybrid",
+): Promise<SearchMatch[]> {
+  ensureSearchIndex(deps);
+  const query = request.query.slice(0, SEARCH_QUERY_CHARS_MAX);
+  const topK = Math.max(1, Math.min(SEARCH_TOP_K_MAX, request.topK));
+  const jurisdictions = request.jurisdictions.slice(0, SEARCH_JURISDICTIONS_MAX);
+  const scopes = scopesOfSearch(request.orgId, jurisdictions);
+  const candidates = Math.max(tuning.candidatesPerMethod, topK);
+
+  // A jurisdiction named in the query ("New York", "GDPR") among several requested: its
+  // passages join the candidates even if the whole-corpus rankings missed them.
+  const mentioned =
+    jurisdictions.length > 1 ? mentionedJurisdictions(query, jurisdictionNames(deps.db), jurisdictions) : [];
+  const scope = resolveSearchScope(deps.db, request.orgId, jurisdictions);
+  const focus = mentioned.length > 0 ? resolveSearchScope(deps.db, request.orgId, mentioned) : undefined;
+
+  const match = method === "vector" ? undefined : ftsMatchExpression(query, commonTermPredicate(deps.db));
+  let bm25: FtsHit[] = [];
+  if (match !== undefined) {
+    bm25 = ftsSearch(deps.db, match, scope, tuning.fts, candidates);
+    if (focus) bm25 = mergeHits(bm25, ftsSearch(deps.db, match, focus, tuning.fts, candidates), (h) => -h.bm25);
+  }
+  let vector: VectorHit[] = [];
+  if (method !== "bm25") {
+    const queryVector = (await deps.embedder.embed([query]))[0]!;
+    const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
+    const knn = (within: SearchScope) => vectorSearch(deps.db, queryVector, request.orgId, within, shortlist, Math.min(candidates, shortlist));
+    vector = knn(scope);
+    if (focus) vector = mergeHits(vector, knn(focus), (h) => h.similarity);
+  }
+
+  let cited: CitedHit[] = [];
+  let citationOnly = false;
+  if (method === "hybrid") {
+    const citations = citationsInQuery(query);
+    const specificity = new Map<string, number>();
+    for (const c of citations) c.keys.forEach((k, i) => specificity.set(k, Math.max(specificity.get(k) ?? 0, i + 1)));
+    cited = citationLookup(deps.db, [...specificity.keys()], scopes).map((h) => ({
+      chunkId: h.chunkId,
+      specificity: specificity.get(h.key) ?? 1,
+      position: h.position,
+    }));
+    // "Article 33" or "§ 899-aa(2)" alone: nothing but the citation and its code name.
+    citationOnly = cited.length > 0 && queryTerms(query.replace(/\b(?:article|art\.?|section|sec\.?)\b|§/gi, " ")).every((t) => /\d/.test(t) || t.length <= 4);
+  }
+  const boosted = new Set<number>();
+  if (mentioned.length > 0 && method === "hybrid") {
+    const wanted = new Set(mentioned);
+    const ids = [...new Set([...bm25, ...vector].map((h) => h.chunkId))];
+    for (const row of loadChunks(deps.db, ids).values()) {
+      if ((JSON.parse(row.jurisdiction_slugs) as string[]).some((s) => wanted.has(s))) boosted.add(row.id);
+    }
+  }
+  const ranked = fuse(bm25, vector, cited, tuning.weights, topK, citationOnly, { chunkIds: boosted, amount: tuning.mentionBoost });
+  const rows = loadChunks(deps.db, ranked.map((r) => r.chunkId));
+  return ranked.flatMap((r) => {
+    const row = rows.get(r.chunkId);
+    if (row === undefined) return [];
+    const slugs = JSON.parse(row.jurisdiction_slugs) as string[];
+    return [
+      {
+        content: row.content,
+        score: Math.round(r.score * 1e6) / 1e6,
+        source: row.source,
+        citationPath: row.citation_path,
+        jurisdictionSlugs: slugs,
+      },
+    ];
+  });
+}

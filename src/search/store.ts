@@ -1,0 +1,363 @@
+/**
+ * SQL for the knowledge-base index: passages (search_chunks), BM25 (search_fts), vectors
+ * (search_vec, a sqlite-vec vec0 table partitioned by scope) and citation keys.
+ *
+ * Scopes: a shared passage belongs to each of its jurisdictions ("us-ny"); an
+ * organisation's passage to "org:<orgId>:<slug>" per slug, or "org:<orgId>:*" when its
+ * document has no jurisdictions. A search names exactly the scopes it may see; both
+ * indexes filter by them inside the search (FTS: scope tokens in the MATCH; vec0: owner
+ * partition + jurisdiction metadata column), never by cutting down a global top-k.
+ */
+import type { Database } from "bun:sqlite";
+
+export const VECTOR_TABLE = "search_vec";
+
+export interface ChunkRow {
+  id: number;
+  document_id: string;
+  owner_org_id: string | null;
+  position: number;
+  source: string;
+  citation_path: string;
+  heading: string;
+  content: string;
+  jurisdiction_slugs: string;
+  content_hash: string;
+}
+
+export interface NewChunk {
+  documentId: string;
+  ownerOrgId: string | null;
+  position: number;
+  source: string;
+  citationPath: string;
+  heading: string;
+  content: string;
+  jurisdictions: string[];
+  contentHash: string;
+}
+
+/** Owner partition of the vector table: the shared corpus, or one organisation's documents. */
+export const SHARED_OWNER = "shared";
+/** Jurisdiction value of an organisation passage whose document applies everywhere. */
+export const ANY_JURISDICTION = "*";
+
+/**
+ * FTS token standing for a scope: hex, so the tokenizer keeps it whole, and a pure
+ * function of the scope, so tokens written by one version match queries of the next.
+ */
+export function scopeToken(scope: string): string {
+  return `z${Buffer.from(scope, "utf8").toString("hex")}`;
+}
+
+export function orgScope(orgId: string, slug: string | "*"): string {
+  return `org:${orgId}:${slug}`;
+}
+
+export function scopesOfChunk(ownerOrgId: string | null, jurisdictions: readonly string[]): string[] {
+  if (ownerOrgId === null) return [...jurisdictions];
+  return jurisdictions.length === 0 ? [orgScope(ownerOrgId, "*")] : jurisdictions.map((s) => orgScope(ownerOrgId, s));
+}
+
+/** Partitions one search may read: the shared jurisdictions plus the caller's own documents. */
+export function scopesOfSearch(orgId: string, jurisdictions: readonly string[]): string[] {
+  return [...jurisdictions, ...jurisdictions.map((s) => orgScope(orgId, s)), orgScope(orgId, "*")];
+}
+
+// ---------- index metadata and the vector table ----------
+
+export interface IndexMeta {
+  embedderId: string;
+  dimensions: number;
+}
+
+export function readIndexMeta(db: Database): IndexMeta | undefined {
+  const rows = db.query<{ key: string; value: string }, []>("SELECT key, value FROM search_index_meta").all();
+  const map = new Map(rows.map((r) => [r.key, r.value]));
+  const embedderId = map.get("embedder_id");
+  const dimensions = Number(map.get("dimensions"));
+  return embedderId === undefined || !Number.isInteger(dimensions) ? undefined : { embedderId, dimensions };
+}
+
+export function writeIndexMeta(db: Database, meta: IndexMeta): void {
+  const upsert = db.query("INSERT INTO search_index_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  upsert.run("embedder_id", meta.embedderId);
+  upsert.run("dimensions", String(meta.dimensions));
+}
+
+export function vectorTableExists(db: Database): boolean {
+  return db.query("SELECT 1 FROM sqlite_master WHERE name = ?").get(VECTOR_TABLE) !== null;
+}
+
+/**
+ * An int8 copy of each vector (unit-range scalar quantization, a quarter of the float
+ * bytes), partitioned by scope, for the KNN shortlist; full floats for re-scoring live in
+ * search_chunk_vectors. Measured on this embedder (256-d, strongly anisotropic: every
+ * passage shares a large common direction), sign-bit quantization kept only 26–55% of the
+ * exact top 10 even with a 200-row shortlist, int8 98–100% with 20–50 rows.
+ */
+export function createVectorTable(db: Database, dimensions: number): void {
+  if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 8192 || dimensions % 8 !== 0) {
+    throw new Error(`embedder dimensions must be a multiple of 8 from 8 to 8192, got ${dimensions}`);
+  }
+  // Partitioned by owner (a search reads the shared partition and its own organisation's);
+  // jurisdiction is a metadata column filtered inside the KNN scan.
+  db.exec(`CREATE VIRTUAL TABLE ${VECTOR_TABLE} USING vec0(
+    owner TEXT PARTITION KEY,
+    jurisdiction TEXT,
+    embedding_int8 INT8[${dimensions}]
+  )`);
+}
+
+export function dropVectorTable(db: Database): void {
+  db.exec(`DROP TABLE IF EXISTS ${VECTOR_TABLE}`);
+}
+
+// ---------- writes ----------
+
+export function chunksOfDocument(db: Database, documentId: string): Pick<ChunkRow, "id" | "position" | "content_hash">[] {
+  return db
+    .query<Pick<ChunkRow, "id" | "position" | "content_hash">, [string]>(
+      "SELECT id, position, content_hash FROM search_chunks WHERE document_id = ? ORDER BY position",
+    )
+    .all(documentId);
+}
+
+export function insertChunk(
+  db: Database,
+  chunk: NewChunk,
+  fts: { citation: string; heading: string; body: string },
+  citationKeys: readonly string[],
+  vector: Float32Array,
+): number {
+  const { lastInsertRowid } = db
+    .query(
+      `INSERT INTO search_chunks (document_id, owner_org_id, position, source, citation_path, heading, content, jurisdiction_slugs, content_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      chunk.documentId,
+      chunk.ownerOrgId,
+      chunk.position,
+      chunk.source,
+      chunk.citationPath,
+      chunk.heading,
+      chunk.content,
+      JSON.stringify(chunk.jurisdictions),
+      chunk.contentHash,
+    );
+  const id = Number(lastInsertRowid);
+  // A shared passage also carries the shared-owner token: a search that covers every
+  // jurisdiction then filters with that one token instead of fifty.
+  const scopes = [...scopesOfChunk(chunk.ownerOrgId, chunk.jurisdictions), ...(chunk.ownerOrgId === null ? [SHARED_OWNER] : [])];
+  db.query("INSERT INTO search_fts (rowid, citation, heading, body, scopes) VALUES (?, ?, ?, ?, ?)").run(
+    id,
+    fts.citation,
+    fts.heading,
+    fts.body,
+    scopes.map(scopeToken).join(" "),
+  );
+  const key = db.query("INSERT OR IGNORE INTO search_citation_keys (citation_key, chunk_id) VALUES (?, ?)");
+  for (const k of citationKeys) key.run(k, id);
+  insertVectors(db, id, chunk.ownerOrgId, chunk.jurisdictions, vector);
+  return id;
+}
+
+export function insertVectors(db: Database, chunkId: number, ownerOrgId: string | null, jurisdictions: readonly string[], vector: Float32Array): void {
+  db.query("INSERT INTO search_chunk_vectors (chunk_id, embedding) VALUES (?, ?) ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding").run(
+    chunkId,
+    vector,
+  );
+  const scopeRow = db.query("INSERT INTO search_chunk_scopes (chunk_id, scope) VALUES (?, ?)");
+  const quantized = db.query(
+    `INSERT INTO ${VECTOR_TABLE} (rowid, owner, jurisdiction, embedding_int8) VALUES (?, ?, ?, vec_quantize_int8(?, 'unit'))`,
+  );
+  const owner = ownerOrgId ?? SHARED_OWNER;
+  const slugs = ownerOrgId !== null && jurisdictions.length === 0 ? [ANY_JURISDICTION] : jurisdictions;
+  for (const slug of slugs) {
+    const scope = ownerOrgId === null ? slug : orgScope(ownerOrgId, slug);
+    const { lastInsertRowid } = scopeRow.run(chunkId, scope);
+    quantized.run(lastInsertRowid, owner, slug, vector);
+  }
+}
+
+export function deleteChunk(db: Database, chunkId: number): void {
+  deleteVectorsOfChunk(db, chunkId);
+  db.query("DELETE FROM search_fts WHERE rowid = ?").run(chunkId);
+  db.query("DELETE FROM search_chunks WHERE id = ?").run(chunkId);
+}
+
+function deleteVectorsOfChunk(db: Database, chunkId: number): void {
+  const rows = db.query<{ vec_rowid: number }, [number]>("SELECT vec_rowid FROM search_chunk_scopes WHERE chunk_id = ?").all(chunkId);
+  const del = db.query(`DELETE FROM ${VECTOR_TABLE} WHERE rowid = ?`);
+  for (const r of rows) del.run(r.vec_rowid);
+  db.query("DELETE FROM search_chunk_scopes WHERE chunk_id = ?").run(chunkId);
+  db.query("DELETE FROM search_chunk_vectors WHERE chunk_id = ?").run(chunkId);
+}
+
+/** Passages containing `term`, counting no further than `cap` (so a common term costs at most cap rows). */
+export function termDocCount(db: Database, term: string, cap: number): number {
+  return db
+    .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)")
+    .get(`"${term.replace(/['"’]/g, " ")}"`, cap)!.n;
+}
+
+/** Highest passage id: changes whenever passages are added, so it keys caches of index statistics. */
+export function newestChunkId(db: Database): number {
+  return db.query<{ id: number | null }, []>("SELECT max(id) AS id FROM search_chunks").get()!.id ?? 0;
+}
+
+export function countChunks(db: Database): number {
+  return db.query<{ n: number }, []>("SELECT count(*) AS n FROM search_chunks").get()!.n;
+}
+
+/** Batches of passages in id order, for re-embedding: (id > afterId) LIMIT n. */
+export function chunkBatch(db: Database, afterId: number, limit: number): ChunkRow[] {
+  return db.query<ChunkRow, [number, number]>("SELECT * FROM search_chunks WHERE id > ? ORDER BY id LIMIT ?").all(afterId, limit);
+}
+
+export function replaceVectorsOfChunk(db: Database, chunk: ChunkRow, vector: Float32Array): void {
+  deleteVectorsOfChunk(db, chunk.id);
+  insertVectors(db, chunk.id, chunk.owner_org_id, JSON.parse(chunk.jurisdiction_slugs) as string[], vector);
+}
+
+// ---------- reads ----------
+
+function placeholders(n: number): string {
+  return Array.from({ length: n }, () => "?").join(", ");
+}
+
+export interface FtsHit {
+  chunkId: number;
+  /** FTS5 bm25(): negative, lower is better. */
+  bm25: number;
+}
+
+export interface FtsWeights {
+  citation: number;
+  heading: number;
+  body: number;
+}
+
+/** What one search may read, reduced to what exists in the index. */
+export interface SearchScope {
+  /** The requested jurisdictions cover every jurisdiction of the shared corpus. */
+  allShared: boolean;
+  jurisdictions: readonly string[];
+  /** The organisation's own scopes that hold passages and that this search may read. */
+  orgScopes: string[];
+}
+
+export function resolveSearchScope(db: Database, orgId: string, jurisdictions: readonly string[]): SearchScope {
+  const requested = new Set(jurisdictions);
+  const probe = db.query<{ one: number }, [string]>("SELECT 1 AS one FROM search_chunk_scopes WHERE scope = ? LIMIT 1");
+  const others = db
+    .query<{ slug: string }, []>("SELECT slug FROM jurisdictions")
+    .all()
+    .filter((j) => !requested.has(j.slug));
+  const allShared = others.every((j) => probe.get(j.slug) === null);
+  const prefix = orgScope(orgId, "");
+  const orgScopes = db
+    .query<{ scope: string }, [string, string]>("SELECT DISTINCT scope FROM search_chunk_scopes WHERE scope >= ? AND scope < ?")
+    .all(prefix, `${prefix}\u{10FFFF}`)
+    .map((r) => r.scope)
+    .filter((scope) => {
+      const slug = scope.slice(prefix.length);
+      return slug === ANY_JURISDICTION || requested.has(slug);
+    });
+  return { allShared, jurisdictions, orgScopes };
+}
+
+/**
+ * BM25 over the passages of a search scope: scope tokens are ANDed into the MATCH, so
+ * FTS5 never scores a passage the caller may not see (weight 0 keeps them out of the score).
+ */
+export function ftsSearch(db: Database, match: string, scope: SearchScope, weights: FtsWeights, limit: number): FtsHit[] {
+  const scopes = [...(scope.allShared ? [SHARED_OWNER] : scope.jurisdictions), ...scope.orgScopes];
+  if (scopes.length === 0) return [];
+  const within = `scopes : (${scopes.map(scopeToken).join(" OR ")})`;
+  return db
+    .query<FtsHit, (string | number)[]>(
+      `SELECT rowid AS chunkId, bm25(search_fts, ?, ?, ?, 0) AS bm25
+       FROM search_fts WHERE search_fts MATCH ? ORDER BY bm25 LIMIT ?`,
+    )
+    .all(weights.citation, weights.heading, weights.body, `(${match}) AND ${within}`, limit);
+}
+
+export interface VectorHit {
+  chunkId: number;
+  /** Cosine similarity, -1..1, higher is better. */
+  similarity: number;
+}
+
+/**
+ * KNN inside what a search may see: the shared partition filtered to `jurisdictions`, and
+ * the organisation's own partition filtered to `jurisdictions` plus its documents that
+ * apply everywhere. Filtering happens inside vec0's scan (metadata column), so a small
+ * jurisdiction is never crowded out. `shortlist` rows by int8 distance from each partition
+ * are re-scored with full-precision cosine; the best `limit` distinct passages are returned.
+ */
+export function vectorSearch(db: Database, query: Float32Array, orgId: string, scope: SearchScope, shortlist: number, limit: number): VectorHit[] {
+  const parts: string[] = [];
+  const params: (Float32Array | string | number)[] = [];
+  const knn = `SELECT rowid FROM ${VECTOR_TABLE} WHERE embedding_int8 MATCH vec_quantize_int8(?, 'unit') AND k = ? AND owner = ?`;
+  if (scope.allShared) {
+    parts.push(knn);
+    params.push(query, shortlist, SHARED_OWNER);
+  } else if (scope.jurisdictions.length > 0) {
+    parts.push(`${knn} AND jurisdiction IN (${placeholders(scope.jurisdictions.length)})`);
+    params.push(query, shortlist, SHARED_OWNER, ...scope.jurisdictions);
+  }
+  if (scope.orgScopes.length > 0) {
+    const slugs = scope.orgScopes.map((s) => s.slice(orgScope(orgId, "").length));
+    parts.push(`${knn} AND jurisdiction IN (${placeholders(slugs.length)})`);
+    params.push(query, shortlist, orgId, ...slugs);
+  }
+  if (parts.length === 0) return [];
+  params.push(query, limit);
+  // GROUP BY: a passage in several jurisdictions has one row per jurisdiction but counts once.
+  return db
+    .query<VectorHit, (Float32Array | string | number)[]>(
+      `WITH coarse AS (${parts.join(" UNION ALL ")})
+       SELECT s.chunk_id AS chunkId, 1 - min(vec_distance_cosine(v.embedding, ?)) AS similarity
+       FROM coarse JOIN search_chunk_scopes s ON s.vec_rowid = coarse.rowid
+       JOIN search_chunk_vectors v ON v.chunk_id = s.chunk_id
+       GROUP BY s.chunk_id ORDER BY similarity DESC LIMIT ?`,
+    )
+    .all(...params);
+}
+
+/** Exact cosine KNN over the same partitions (no quantization): the benchmark's ground truth. */
+export function exactVectorSearch(db: Database, query: Float32Array, scopes: readonly string[], limit: number): VectorHit[] {
+  return db
+    .query<VectorHit, (Float32Array | string | number)[]>(
+      `SELECT s.chunk_id AS chunkId, 1 - min(vec_distance_cosine(v.embedding, ?)) AS similarity
+       FROM search_chunk_scopes s JOIN search_chunk_vectors v ON v.chunk_id = s.chunk_id
+       WHERE s.scope IN (${placeholders(scopes.length)})
+       GROUP BY s.chunk_id ORDER BY similarity DESC LIMIT ?`,
+    )
+    .all(query, ...scopes, limit);
+}
+
+export function citationLookup(db: Database, keys: readonly string[], scopes: readonly string[]): { chunkId: number; key: string; position: number }[] {
+  if (keys.length === 0) return [];
+  return db
+    .query<{ chunkId: number; key: string; position: number }, string[]>(
+      `SELECT k.chunk_id AS chunkId, k.citation_key AS key, c.position AS position
+       FROM search_citation_keys k JOIN search_chunks c ON c.id = k.chunk_id
+       WHERE k.citation_key IN (${placeholders(keys.length)})
+         AND EXISTS (SELECT 1 FROM search_chunk_scopes s WHERE s.chunk_id = k.chunk_id AND +s.scope IN (${placeholders(scopes.length)}))`,
+    )
+    .all(...keys, ...scopes);
+}
+
+export function loadChunks(db: Database, ids: readonly number[]): Map<number, ChunkRow> {
+  if (ids.length === 0) return new Map();
+  const rows = db.query<ChunkRow, number[]>(`SELECT * FROM search_chunks WHERE id IN (${placeholders(ids.length)})`).all(...ids);
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export function jurisdictionNames(db: Database): Map<string, string> {
+  const rows = db.query<{ slug: string; name: string }, []>("SELECT slug, name FROM jurisdictions").all();
+  return new Map(rows.map((r) => [r.slug, r.name]));
+}

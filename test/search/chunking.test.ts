@@ -1,0 +1,64 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { citationKeysOfPath, citationsInQuery } from "../../src/search/citations";
+import { loadSampleCorpus } from "../../src/search/corpus/import";
+import { buildSampleCorpus } from "../../src/search/corpus/sample-sources";
+import { PASSAGE_WORDS_MAX, wordCount } from "../../src/search/corpus/structure";
+import { ftsMatchExpression } from "../../src/search/query-text";
+
+const SOURCES = join(import.meta.dir, "../../../shared/corpus");
+
+describe("sample corpus", async () => {
+  const shipped = await loadSampleCorpus();
+
+  test("data/corpus is what scripts/build-sample-corpus.ts makes from ../shared/corpus", async () => {
+    const rebuilt = await buildSampleCorpus(SOURCES);
+    expect(rebuilt.jurisdictions).toEqual(shipped.jurisdictions);
+    expect(rebuilt.passages).toEqual(shipped.passages);
+  });
+
+  test("covers GDPR, 12 CFR 1003 and 50 state statutes, each jurisdiction named and described", () => {
+    const slugs = shipped.jurisdictions.map((j) => j.slug);
+    expect(slugs).toHaveLength(52);
+    for (const slug of ["eu", "us", "us-ny", "us-ca", "us-dc", "us-gu", "us-vi"]) expect(slugs).toContain(slug);
+    for (const j of shipped.jurisdictions) {
+      expect(j.name.length).toBeGreaterThan(1);
+      expect(j.description.length).toBeGreaterThan(10);
+      expect(shipped.passages.some((p) => p.jurisdictions.includes(j.slug))).toBe(true);
+    }
+  });
+
+  test("passages follow legal structure and stay within the size bound", () => {
+    const paths = shipped.passages.map((p) => p.citationPath);
+    expect(paths).toContain("GDPR > Article 33 > 1–2");
+    expect(paths).toContain("N.Y. Gen. Bus. Law § 899-aa > 2");
+    expect(paths).toContain("12 CFR 1003.4 > (d)");
+    expect(paths.some((p) => p.startsWith("Cal. Civ. Code § 1798.82 > (a)"))).toBe(true);
+    for (const p of shipped.passages) expect(wordCount(p.text)).toBeLessThanOrEqual(PASSAGE_WORDS_MAX);
+    const ny = shipped.passages.find((p) => p.citationPath === "N.Y. Gen. Bus. Law § 899-aa > 2")!;
+    expect(ny.source).toBe("New York data breach notification law (N.Y. Gen. Bus. Law § 899-aa)");
+    expect(ny.jurisdictions).toEqual(["us-ny"]);
+  });
+});
+
+describe("citation keys", () => {
+  test("a citation path gives its provision and each subdivision it covers", () => {
+    expect(citationKeysOfPath("GDPR > Article 33 > 1–2")).toEqual(["article 33", "article 33(1)", "article 33(2)"]);
+    expect(citationKeysOfPath("N.Y. Gen. Bus. Law § 899-aa > 1 > (a)–(b)")).toEqual(["899-aa", "899-aa(1)", "899-aa(1)(a)", "899-aa(1)(b)"]);
+    expect(citationKeysOfPath("12 CFR 1003.4 > (a) > (1)–(2)")).toEqual(["1003.4", "1003.4(a)", "1003.4(a)(1)", "1003.4(a)(2)"]);
+    expect(citationKeysOfPath("12 CFR Part 1003, App. A > I.A > 1–5")).toEqual([]);
+  });
+
+  test("a query's citations reduce to the same keys", () => {
+    expect(citationsInQuery("Art. 33(1)")).toEqual([{ keys: ["article 33", "article 33(1)"] }]);
+    expect(citationsInQuery("what does § 899-aa(2) say")).toEqual([{ keys: ["899-aa", "899-aa(2)"] }]);
+    expect(citationsInQuery("Cal. Civ. Code 1798.82")).toEqual([{ keys: ["1798.82"] }]);
+    expect(citationsInQuery("notify within 72 hours")).toEqual([]);
+  });
+
+  test("FTS expressions quote every term, so user text is never FTS syntax", () => {
+    expect(ftsMatchExpression('breach NOT "notice" OR *')).toBe('"breach" OR "notice"');
+    expect(ftsMatchExpression("§ 1798.82 data breach")).toBe('"1798.82" OR "data" OR "breach" OR "1798.82 data" OR "data breach"');
+    expect(ftsMatchExpression("the of a")).toBeUndefined();
+  });
+});

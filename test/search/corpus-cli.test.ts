@@ -1,0 +1,48 @@
+import { afterAll, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runBinary } from "../helpers/binary";
+import { tempDir } from "../helpers/server";
+
+const dir = tempDir();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("the compiled binary imports its embedded sample corpus in an empty folder, idempotently", () => {
+  const first = runBinary(["corpus", "import", "--sample", "--json"], { cwd: dir });
+  expect(first.exitCode).toBe(0);
+  expect(first.json).toMatchObject({ documents: 52, jurisdictions: 52, chunksAdded: 785, chunksRemoved: 0 });
+  const again = runBinary(["corpus", "import", "--sample"], { cwd: dir });
+  expect(again.exitCode).toBe(0);
+  expect(again.stdout).toMatch(/^imported 52 documents, 785 passages \(0 new or changed, 785 unchanged, 0 removed\), 52 jurisdictions in [\d.]+ s/);
+}, 60_000);
+
+test("a folder of .md, .txt and .pdf files with a manifest, including a new jurisdiction", () => {
+  const folder = join(dir, "policies");
+  mkdirSync(folder);
+  writeFileSync(
+    join(folder, "handbook.md"),
+    "# Incident response\n\nCall the privacy office within one hour of a suspected breach.\n\n## Regulators\n\nThe privacy office notifies the ICO within 72 hours.\n",
+  );
+  writeFileSync(join(folder, "retention.txt"), "§ 1. Retention\nCustomer records are kept for seven years.\n");
+  copyFileSync(join(import.meta.dir, "../../../shared/corpus/pdfs-real/minnesota_325E.61.pdf"), join(folder, "mn.pdf"));
+  writeFileSync(
+    join(folder, "manifest.json"),
+    JSON.stringify({
+      jurisdictions: [{ slug: "uk", name: "United Kingdom", description: "UK law and guidance" }],
+      documents: [
+        { file: "handbook.md", title: "Staff handbook", jurisdictions: ["uk"] },
+        { file: "retention.txt", title: "Retention policy", jurisdictions: ["uk", "eu"] },
+        { file: "mn.pdf", title: "Minnesota Statutes 325E.61", jurisdictions: ["us-mn"] },
+      ],
+    }),
+  );
+  const run = runBinary(["corpus", "import", "policies", "--json"], { cwd: dir });
+  expect(run.stderr).toBe("");
+  expect(run.exitCode).toBe(0);
+  expect(run.json).toMatchObject({ documents: 3, jurisdictions: 1, chunksRemoved: 0 });
+  expect(run.json.chunksAdded).toBeGreaterThanOrEqual(3);
+  expect(runBinary(["corpus", "import", "policies", "--json"], { cwd: dir }).json).toMatchObject({ chunksAdded: 0 });
+  const bad = runBinary(["corpus", "import", "nowhere", "--json"], { cwd: dir });
+  expect(bad.exitCode).toBe(1);
+  expect(bad.json.details).toContain("no such file or folder");
+}, 60_000);

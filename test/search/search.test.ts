@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { ApiError } from "../../src/http/errors";
+import { openDatabase } from "../../src/db/open";
+import { importSampleCorpus } from "../../src/search/corpus/import";
+import { createEmbedder } from "../../src/search/embedder/index";
+import { loadVectorExtension } from "../../src/db/vector-extension";
+import {
+  deleteDocumentChunks,
+  ensureSearchIndex,
+  indexDocumentChunks,
+  reembedAll,
+  resolveJurisdictions,
+  searchKnowledgeBase,
+  type SearchDeps,
+} from "../../src/search/service";
+import { tempDir } from "../helpers/server";
+
+// One index for the whole file: the sample corpus with the default (static) embedder.
+let dir: string;
+let deps: SearchDeps;
+let all: string[];
+
+function addOrg(id: string, slugs: string[]): void {
+  deps.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES (?, ?, 0)").run(id, id);
+  for (const s of slugs) deps.db.query("INSERT INTO organisation_jurisdictions (org_id, slug) VALUES (?, ?)").run(id, s);
+}
+
+const search = (orgId: string, query: string, jurisdictions: string[], topK = 10) => searchKnowledgeBase(deps, { orgId, query, jurisdictions, topK });
+
+beforeAll(async () => {
+  dir = tempDir();
+  deps = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
+  const summary = await importSampleCorpus(deps);
+  expect(summary.chunksAdded).toBeGreaterThan(700);
+  all = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
+  addOrg("org-a", all);
+  addOrg("org-b", all);
+});
+
+afterAll(() => {
+  deps.db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("citations come first", () => {
+  for (const [query, first] of [
+    ["Article 33", "GDPR > Article 33 > 1–2"],
+    ["GDPR Art. 17(1)", "GDPR > Article 17 > 1"],
+    ["899-aa", "N.Y. Gen. Bus. Law § 899-aa > 1 > (a)–(c)"],
+    ["§ 899-aa(8) notice to the attorney general", "N.Y. Gen. Bus. Law § 899-aa > 7–9"],
+    ["1798.82", "Cal. Civ. Code § 1798.82 > (a)"],
+    ["§ 1003.4", "12 CFR 1003.4 > (a) > (1)–(10)"],
+  ] as const) {
+    test(query, async () => {
+      const results = await search("org-a", query, all);
+      expect(results[0]!.citationPath).toBe(first);
+      expect(results[0]!.score).toBe(1);
+    });
+  }
+});
+
+test("scores are 0..1, best first, with the spec's fields", async () => {
+  const results = await search("org-a", "how quickly must a controller notify the supervisory authority of a personal data breach", all);
+  expect(results).toHaveLength(10);
+  expect(results[0]!.citationPath).toStartWith("GDPR > Article 33");
+  for (let i = 1; i < results.length; i++) expect(results[i]!.score).toBeLessThanOrEqual(results[i - 1]!.score);
+  for (const r of results) {
+    expect(r.score).toBeGreaterThan(0);
+    expect(r.score).toBeLessThanOrEqual(1);
+    expect(Object.keys(r).sort()).toEqual(["citationPath", "content", "jurisdictionSlugs", "score", "source"]);
+  }
+});
+
+test("jurisdiction filtering happens inside the KNN: a small jurisdiction still fills topK", async () => {
+  const results = await search("org-a", "definition of personal information", ["us-gu"], 10);
+  expect(results).toHaveLength(10);
+  for (const r of results) expect(r.jurisdictionSlugs).toEqual(["us-gu"]);
+});
+
+test("a named state among all jurisdictions ranks that state's statute first", async () => {
+  const results = await search("org-a", "Vermont preliminary notice to the Attorney General", all);
+  expect(results[0]!.jurisdictionSlugs).toEqual(["us-vt"]);
+});
+
+describe("organisation documents", () => {
+  beforeAll(async () => {
+    await indexDocumentChunks(deps, {
+      documentId: "doc-ny",
+      orgId: "org-a",
+      jurisdictions: ["us-ny"],
+      source: "policy-ny.pdf",
+      chunks: [{ text: "Zorblax incident playbook: the security team pages the duty lawyer within one hour.", citationPath: "policy-ny.pdf#page=1", position: 0 }],
+    });
+    await indexDocumentChunks(deps, {
+      documentId: "doc-global",
+      orgId: "org-a",
+      jurisdictions: [],
+      source: "policy-global.pdf",
+      chunks: [{ text: "Zorblax retention schedule: customer records are destroyed after seven years.", citationPath: "policy-global.pdf#page=2", position: 0 }],
+    });
+  });
+
+  test("match their own organisation only, by jurisdiction; no jurisdictions matches every search", async () => {
+    const sources = async (orgId: string, jurisdictions: string[]) => (await search(orgId, "Zorblax", jurisdictions, 50)).map((r) => r.source);
+    expect(await sources("org-a", ["us-ny"])).toEqual(expect.arrayContaining(["policy-ny.pdf", "policy-global.pdf"]));
+    const euOnly = await sources("org-a", ["eu"]);
+    expect(euOnly).toContain("policy-global.pdf");
+    expect(euOnly).not.toContain("policy-ny.pdf");
+    const other = await sources("org-b", all);
+    expect(other).not.toContain("policy-ny.pdf");
+    expect(other).not.toContain("policy-global.pdf");
+  });
+
+  test("deleteDocumentChunks removes a document from both indexes", async () => {
+    deleteDocumentChunks(deps, "doc-ny");
+    const results = await search("org-a", "Zorblax incident playbook duty lawyer", ["us-ny"], 50);
+    expect(results.map((r) => r.source)).not.toContain("policy-ny.pdf");
+    expect(deps.db.query("SELECT count(*) AS n FROM search_chunk_scopes WHERE scope = 'org:org-a:us-ny'").get()).toEqual({ n: 0 });
+  });
+});
+
+test("re-importing the sample corpus changes nothing", async () => {
+  const summary = await importSampleCorpus(deps);
+  expect(summary).toMatchObject({ chunksAdded: 0, chunksRemoved: 0 });
+  expect(summary.chunksUnchanged).toBeGreaterThan(700);
+});
+
+test("resolveJurisdictions: default is every enabled slug; others are invalid_jurisdictions", () => {
+  addOrg("org-c", ["eu", "us-ny"]);
+  expect(resolveJurisdictions(deps, "org-c")).toEqual(["eu", "us-ny"]);
+  expect(resolveJurisdictions(deps, "org-c", ["us-ny"])).toEqual(["us-ny"]);
+  for (const bad of [["us-ca"], ["nowhere"]]) {
+    try {
+      resolveJurisdictions(deps, "org-c", bad);
+      throw new Error("accepted");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(400);
+      expect((error as ApiError).code).toBe("invalid_jurisdictions");
+    }
+  }
+});
+
+test("an index built with another embedder must be re-embedded, and re-embed fixes it", async () => {
+  deps.db.query("UPDATE search_index_meta SET value = 'some-other-model' WHERE key = 'embedder_id'").run();
+  // A fresh connection, as after a restart with a different REGKB_EMBEDDER.
+  const db = new Database(join(dir, "regkb.sqlite"));
+  await loadVectorExtension(db, join(dir, "cache"));
+  const restarted = { db, embedder: deps.embedder };
+  expect(() => ensureSearchIndex(restarted)).toThrow(/regkb corpus re-embed/);
+  const { chunks } = await reembedAll(restarted);
+  expect(chunks).toBeGreaterThan(700);
+  expect(() => ensureSearchIndex(restarted)).not.toThrow();
+  expect((await searchKnowledgeBase(restarted, { orgId: "org-a", query: "Article 33", jurisdictions: all, topK: 1 }))[0]!.citationPath).toBe("GDPR > Article 33 > 1–2");
+  db.close();
+});
