@@ -1,4 +1,6 @@
 import { backgroundServices } from "../background";
+import { importSampleCorpus } from "../search/corpus/import";
+import { ensureSearchIndex } from "../search/service";
 import { startServer } from "../server";
 import { optionalInteger, optionalString } from "./args";
 import type { Command } from "./command";
@@ -7,13 +9,20 @@ import { ensureDemo } from "./demo";
 export const serveCommands: Command[] = [
   {
     name: "serve",
-    summary: "Run the HTTP API, dashboard and background workers",
+    summary: "Run the HTTP API, dashboard and background workers (--demo: sample corpus + demo organisation)",
     usage: "regkb serve [--port 8080] [--host 127.0.0.1] [--demo]",
     flags: { port: "string", host: "string", demo: "boolean" },
     async run({ flags, config, deps }) {
       const port = optionalInteger(flags, "port", 0, 65535) ?? config.port;
       const host = optionalString(flags, "host") ?? config.host;
       const d = await deps();
+      // Fail at start, not on the first search, when the index was built by another embedder.
+      ensureSearchIndex(d);
+      if (flags.demo) {
+        // Idempotent (content hashes): imports on the first start, a quick no-op after.
+        const imported = await importSampleCorpus(d);
+        d.log.info("sample_corpus", { added: imported.chunksAdded, unchanged: imported.chunksUnchanged });
+      }
       const demo = flags.demo ? await ensureDemo(d) : undefined;
       const server = await startServer(d, { host, port, background: backgroundServices(d) });
       if (demo) printDemo(server.url, demo);
