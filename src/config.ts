@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { SynchronousMode } from "./db/open";
 import type { LogLevel } from "./log";
 import { embedderConfigFromEnv, type EmbedderConfig } from "./search/embedder/index";
 
@@ -11,6 +12,8 @@ export interface Config {
   host: string;
   port: number;
   logLevel: LogLevel;
+  /** SQLite durability: `full` (default) survives power loss; `normal` only process crashes, but commits faster. */
+  sqliteSynchronous: SynchronousMode;
   /** Requests per minute per API key; 0 turns the limiter off. */
   rateLimitPerMinute: number;
   maxUploadBytes: number;
@@ -103,6 +106,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     host,
     port,
     logLevel: oneOf(env, "REGKB_LOG_LEVEL", "info", ["info", "warn", "error", "silent"] as const),
+    sqliteSynchronous: oneOf(env, "REGKB_SQLITE_SYNCHRONOUS", "full", ["full", "normal"] as const),
     rateLimitPerMinute: integer(env, "REGKB_RATE_LIMIT_PER_MINUTE", 0, 0, 1_000_000),
     maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
     pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),

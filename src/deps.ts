@@ -38,7 +38,7 @@ export interface DepsOverrides {
 }
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
-  const db = await openDatabase(config.dataDir);
+  const db = await openDatabase(config.dataDir, config.sqliteSynchronous);
   const embedder = await createEmbedder(config.embedder);
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.logLevel);

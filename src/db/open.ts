@@ -20,21 +20,23 @@ export function cacheDir(dataDir: string): string {
  * writer, a busy timeout so concurrent writers (CLI + server) queue instead of failing,
  * foreign keys on, sqlite-vec loaded, migrations applied.
  */
-export async function openDatabase(dataDir: string): Promise<Database> {
+export type SynchronousMode = "full" | "normal";
+
+export async function openDatabase(dataDir: string, synchronous: SynchronousMode = "full"): Promise<Database> {
   const file = databasePath(dataDir);
   mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file, { create: true, strict: true });
-  applyPragmas(db);
+  applyPragmas(db, synchronous);
   await loadVectorExtension(db, cacheDir(dataDir));
   migrate(db);
   return db;
 }
 
-export function applyPragmas(db: Database): void {
+export function applyPragmas(db: Database, synchronous: SynchronousMode): void {
   db.exec("PRAGMA journal_mode = WAL");
-  // NORMAL in WAL mode survives process crashes (every commit is in the WAL);
-  // only an OS crash or power loss can drop the last commits, never corrupt.
-  db.exec("PRAGMA synchronous = NORMAL");
+  // FULL syncs the WAL at every commit, so a committed charge survives power loss too.
+  // NORMAL survives process crashes but an OS crash may drop the last commits (never corrupts).
+  db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA busy_timeout = 10000");
   db.exec("PRAGMA temp_store = MEMORY");
