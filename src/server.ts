@@ -44,7 +44,10 @@ export async function startServer(
     stop: () =>
       (stopping ??= (async () => {
         // Stop accepting, let in-flight requests finish (bounded), then stop workers and close the database.
-        await Promise.race([server.stop(false), Bun.sleep(deps.config.shutdownTimeoutMs)]);
+        let grace: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([server.stop(false), new Promise((done) => (grace = setTimeout(done, deps.config.shutdownTimeoutMs)))]);
+        // A pending grace timer would keep the process alive after everything else has stopped.
+        clearTimeout(grace);
         await server.stop(true);
         for (const service of [...background].reverse()) await service.stop();
         deps.db.close();

@@ -74,7 +74,8 @@ describe("the binary alone", () => {
     const serverData = join(empty, "data");
     const proc = Bun.spawn([binaryCopy, "serve", "--port", "0", "--data-dir", serverData], {
       cwd: empty,
-      env: { PATH: "/usr/bin:/bin", REGKB_LOG_LEVEL: "warn" },
+      // A long grace period: an idle server must exit at once on SIGTERM, not wait it out.
+      env: { PATH: "/usr/bin:/bin", REGKB_LOG_LEVEL: "warn", REGKB_SHUTDOWN_TIMEOUT_MS: "600000" },
       stdout: "pipe",
       stderr: "pipe",
     });
