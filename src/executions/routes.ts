@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import { isoFromMs } from "../clock";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
+import { idempotency } from "../http/idempotency";
 import { commonErrors, ErrorBody } from "../http/errors";
 import {
   createExecution,
@@ -62,10 +63,11 @@ export function executionsRoutes(deps: Deps) {
   deps.jobs.register(executionRunKind(deps));
   return new Elysia({ prefix: "/v1" })
     .use(requireApiKey(deps))
+    .use(idempotency(deps))
     .post(
       "/executions",
-      ({ auth, body, set }) => {
-        const created = createExecution(deps, auth.orgId, body);
+      ({ auth, body, operationId, set }) => {
+        const created = createExecution(deps, auth.orgId, operationId, body);
         set.status = 202;
         return created;
       },

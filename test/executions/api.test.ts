@@ -76,6 +76,23 @@ describe("POST /v1/executions then GET /v1/executions/{id}", () => {
     expect(getBalance(server.deps.db, org.orgId)).toMatchObject({ balancePence: 94, heldPence: 0 });
   }, 90_000);
 
+  test("an Idempotency-Key retried many times at once creates one run and one hold", async () => {
+    const org = orgWithCredit(100);
+    const headers = { "idempotency-key": `exec-${uuidv7()}` };
+    const body = { code: "print(6 * 7)", timeoutSeconds: 5 };
+    const replies = await Promise.all(Array.from({ length: 5 }, () => server.api("/v1/executions", { key: org.key, body, headers })));
+    const ids = new Set(replies.map((r) => r.body.id));
+    expect(replies.every((r) => r.status === 202)).toBe(true);
+    expect(ids.size).toBe(1);
+    const [id] = [...ids] as string[];
+    const done = await waitForDone(org.key, id!);
+    expect(done.body.stdout).toBe("42\n");
+    expect(runEntries(org.orgId, id!).filter((e: any) => e.type === "reserve")).toHaveLength(1);
+    const reused = await server.api("/v1/executions", { key: org.key, body: { ...body, code: "print(1)" }, headers });
+    expect(reused.status).toBe(409);
+    expect(reused.body.error).toBe("idempotency_key_reused");
+  });
+
   test("402 insufficient_credit before anything is created", async () => {
     const org = orgWithCredit(10);
     const res = await server.api("/v1/executions", { key: org.key, body: { code: "print(1)", timeoutSeconds: 60 } });
