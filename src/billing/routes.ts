@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
 import { ApiError, commonErrors, ErrorBody } from "../http/errors";
-import { idempotency } from "../http/idempotency";
+import { IDEMPOTENCY_KEY_PARAMETER, idempotency } from "../http/idempotency";
 import { getBalance } from "./ledger";
 import { CreditBalanceSchema, LedgerEntrySchema, ledgerEntryBody } from "./schemas";
 import { listEntries } from "./store";
@@ -58,6 +58,7 @@ export function creditRoutes(deps: Deps) {
         ...commonErrors,
       },
       detail: {
+          parameters: [IDEMPOTENCY_KEY_PARAMETER],
         summary: "Start a card top-up",
         description:
           "Creates a hosted Stripe Checkout (GBP) for amountPence (1000–100000) and returns its URL. Credit lands as one " +

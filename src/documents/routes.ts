@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
 import { commonErrors, ErrorBody, notFound } from "../http/errors";
-import { idempotency } from "../http/idempotency";
+import { IDEMPOTENCY_KEY_PARAMETER, idempotency } from "../http/idempotency";
 import { isUuid } from "../ids";
 import { documentIngestSpec } from "./ingest";
 import { createDocument, deleteDocument, getDocument, listDocuments } from "./service";
@@ -58,6 +58,7 @@ export function documentRoutes(deps: Deps) {
         parse: "none",
         response: { 202: CreatedSchema, 402: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, ...commonErrors },
         detail: {
+          parameters: [IDEMPOTENCY_KEY_PARAMETER],
           summary: "Upload a policy PDF",
           description: `Counts the pages exactly, charges 2p per page (minimum 10p, at most 500 pages), stores the file
 and ingests it in the background (status processing → ready, or failed with a full refund). Nothing is charged or

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { isoFromMs } from "../clock";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
-import { idempotency } from "../http/idempotency";
+import { IDEMPOTENCY_KEY_PARAMETER, idempotency } from "../http/idempotency";
 import { commonErrors, ErrorBody } from "../http/errors";
 import {
   createExecution,
@@ -75,6 +75,7 @@ export function executionsRoutes(deps: Deps) {
         body: CreateExecutionBody,
         response: { 202: CreatedSchema, 402: ErrorBody, 409: ErrorBody, 503: ErrorBody, ...commonErrors },
         detail: {
+          parameters: [IDEMPOTENCY_KEY_PARAMETER],
           summary: "Run Python in the sandbox",
           description: `Runs Python (Pyodide, standard library only, no network, no filesystem beyond its own memory) in a
 fresh isolated process that serves this run only. Holds 5p + 1p × timeoutSeconds (${EXECUTION_TIMEOUT_SECONDS_MIN}–${EXECUTION_TIMEOUT_SECONDS_MAX}, default

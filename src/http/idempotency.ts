@@ -85,6 +85,18 @@ type ClaimOutcome =
   | { kind: "mismatch" }
   | { kind: "busy" };
 
+/** The header as an OpenAPI parameter, for every POST route's `detail.parameters`. */
+export const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header" as const,
+  required: false,
+  description:
+    "Retry-safe key (1–255 printable ASCII characters), scoped to the organisation and kept 24 hours. The same key with the " +
+    "same request replays the stored response (Idempotent-Replayed: true) and is never charged twice; another body gets 409 " +
+    "idempotency_key_reused.",
+  schema: { type: "string" as const, minLength: 1, maxLength: IDEMPOTENCY_KEY_LENGTH_MAX },
+};
+
 export function idempotency(deps: Deps, options: IdempotencyOptions = {}) {
   const leaseMs = options.leaseMs ?? IN_FLIGHT_LEASE_MS;
   const waitMs = options.waitMs ?? IN_FLIGHT_WAIT_MS;

@@ -3,7 +3,7 @@ import { isoFromMs } from "../clock";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
 import { commonErrors, ErrorBody } from "../http/errors";
-import { idempotency } from "../http/idempotency";
+import { IDEMPOTENCY_KEY_PARAMETER, idempotency } from "../http/idempotency";
 import { SEARCH_JURISDICTIONS_MAX } from "../search/service";
 import {
   createScreening,
@@ -96,6 +96,7 @@ export function screeningRoutes(deps: Deps) {
         body: CreateScreeningBody,
         response: { 202: CreatedSchema, 402: ErrorBody, 409: ErrorBody, ...commonErrors },
         detail: {
+          parameters: [IDEMPOTENCY_KEY_PARAMETER],
           summary: "Start a keyword screening",
           description: `Screens up to ${SCREENING_KEYWORDS_MAX} keywords against the knowledge base in the background, each with
 the same hybrid search as POST /v1/search (topK 1–${SCREENING_TOP_K_MAX}, default ${SCREENING_TOP_K_DEFAULT}). Holds keywords × 2p

@@ -51,6 +51,10 @@ describe("OpenAPI document and reference page", () => {
         if (Array.isArray(op.security) && op.security.length === 0) continue;
         expect(Object.keys(op.responses)).toContain("401");
       }
+      // Every paid or creating POST is retry-safe and says so.
+      if (ops.post && !(Array.isArray(ops.post.security) && ops.post.security.length === 0)) {
+        expect(ops.post.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
+      }
     }
   });
 
