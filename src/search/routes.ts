@@ -1,12 +1,10 @@
 import { Elysia } from "elysia";
-import { getBalance, charge } from "../billing/ledger";
-import { searchPence } from "../billing/pricing";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
 import { commonErrors, ErrorBody } from "../http/errors";
-import { idempotency } from "../http/idempotency";
+import { IDEMPOTENCY_KEY_PARAMETER, idempotency } from "../http/idempotency";
 import { SearchBody, SearchResponse } from "./schemas";
-import { resolveJurisdictions, searchKnowledgeBase, SEARCH_TOP_K_DEFAULT } from "./service";
+import { performSearch } from "./perform";
 
 export function searchRoutes(deps: Deps) {
   return new Elysia({ prefix: "/v1" })
@@ -14,35 +12,13 @@ export function searchRoutes(deps: Deps) {
     .use(idempotency(deps))
     .post(
       "/search",
-      async ({ auth, body, operationId }) => {
-        const jurisdictions = resolveJurisdictions(deps, auth.orgId, body.jurisdictions);
-        // Charged before the work: a 402 means nothing ran. The key derives from the
-        // operation id, so an idempotent retry finds this entry instead of charging again.
-        charge(deps.db, {
-          orgId: auth.orgId,
-          amountPence: searchPence,
-          key: `search:${operationId}`,
-          description: "Search",
-          ref: operationId,
-          nowMs: deps.clock.nowMs(),
-        });
-        const results = await searchKnowledgeBase(deps, {
-          orgId: auth.orgId,
-          query: body.query,
-          jurisdictions,
-          topK: body.topK ?? SEARCH_TOP_K_DEFAULT,
-        });
-        return {
-          requestId: operationId,
-          results,
-          creditsChargedPence: searchPence,
-          availablePence: getBalance(deps.db, auth.orgId).availablePence,
-        };
-      },
+      ({ auth, body, operationId }) =>
+        performSearch(deps, { orgId: auth.orgId, query: body.query, jurisdictions: body.jurisdictions, topK: body.topK, operationId }),
       {
         body: SearchBody,
         response: { 200: SearchResponse, 402: ErrorBody, 409: ErrorBody, ...commonErrors },
         detail: {
+          parameters: [IDEMPOTENCY_KEY_PARAMETER],
           summary: "Search the knowledge base",
           description:
             "Hybrid search (BM25 over citation, heading and text, plus embedding KNN, fused) of the shared corpus in the requested " +

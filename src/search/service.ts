@@ -18,6 +18,8 @@ import {
   createVectorTable,
   deleteChunk,
   citationLookup,
+  exactVectorSearch,
+  scopeRowCount,
   dropVectorTable,
   ftsSearch,
   insertChunk,
@@ -322,6 +324,29 @@ function commonTermPredicate(db: Database): (term: string) => boolean {
   };
 }
 
+/**
+ * A named jurisdiction's passages usually number a few thousand at most: scoring them
+ * exactly through the scope index beats a second vec0 scan, whose cost grows with the
+ * whole shared partition. Past this many rows the quantized KNN is cheaper again.
+ */
+const FOCUS_EXACT_SCAN_ROWS_MAX = 3_000;
+
+function focusVectorSearch(
+  db: Database,
+  queryVector: Float32Array,
+  orgId: string,
+  mentioned: readonly string[],
+  focus: SearchScope,
+  shortlist: number,
+  limit: number,
+): VectorHit[] {
+  const scopes = scopesOfSearch(orgId, mentioned);
+  if (scopeRowCount(db, scopes, FOCUS_EXACT_SCAN_ROWS_MAX + 1) <= FOCUS_EXACT_SCAN_ROWS_MAX) {
+    return exactVectorSearch(db, queryVector, scopes, limit);
+  }
+  return vectorSearch(db, queryVector, orgId, focus, shortlist, limit);
+}
+
 /** Union of two hit lists, one entry per passage (the better), best first. */
 function mergeHits<T extends { chunkId: number }>(a: readonly T[], b: readonly T[], goodness: (h: T) => number): T[] {
   const best = new Map<number, T>();
@@ -367,9 +392,9 @@ export async function searchKnowledgeBase(
   if (method !== "bm25") {
     const queryVector = (await deps.embedder.embed([query]))[0]!;
     const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
-    const knn = (within: SearchScope) => vectorSearch(deps.db, queryVector, request.orgId, within, shortlist, Math.min(candidates, shortlist));
-    vector = knn(scope);
-    if (focus) vector = mergeHits(vector, knn(focus), (h) => h.similarity);
+    const limit = Math.min(candidates, shortlist);
+    vector = vectorSearch(deps.db, queryVector, request.orgId, scope, shortlist, limit);
+    if (focus) vector = mergeHits(vector, focusVectorSearch(deps.db, queryVector, request.orgId, mentioned, focus, shortlist, limit), (h) => h.similarity);
   }
 
   let cited: CitedHit[] = [];

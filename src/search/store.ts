@@ -327,7 +327,20 @@ export function vectorSearch(db: Database, query: Float32Array, orgId: string, s
     .all(...params);
 }
 
-/** Exact cosine KNN over the same partitions (no quantization): the benchmark's ground truth. */
+/** Rows (passage × scope) the given scopes hold, counting no further than `cap`. */
+export function scopeRowCount(db: Database, scopes: readonly string[], cap: number): number {
+  if (scopes.length === 0) return 0;
+  return db
+    .query<{ n: number }, (string | number)[]>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM search_chunk_scopes WHERE scope IN (${placeholders(scopes.length)}) LIMIT ?)`,
+    )
+    .get(...scopes, cap)!.n;
+}
+
+/**
+ * Exact cosine KNN over the given scopes (no quantization): the benchmark's ground truth, and
+ * the cheaper path for a small scope, whose rows the scope index finds without a vec0 scan.
+ */
 export function exactVectorSearch(db: Database, query: Float32Array, scopes: readonly string[], limit: number): VectorHit[] {
   return db
     .query<VectorHit, (Float32Array | string | number)[]>(

@@ -1,9 +1,10 @@
 import { listEnabledJurisdictions } from "../../auth/store";
-import { charge, getBalance } from "../../billing/ledger";
+import { getBalance } from "../../billing/ledger";
 import { searchPence } from "../../billing/pricing";
 import type { Deps } from "../../deps";
 import { uuidv7 } from "../../ids";
-import { resolveJurisdictions, searchKnowledgeBase, SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, type SearchMatch } from "../../search/service";
+import { performSearch } from "../../search/perform";
+import { SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, type SearchMatch } from "../../search/service";
 import { authedGet, authedPost, describeError, field, type DashboardRequest } from "../guard";
 import { formatPence, html, type SafeHtml } from "../html";
 import { csrfField, notice, page } from "../layout";
@@ -83,8 +84,8 @@ export function searchPage(deps: Deps) {
 }
 
 /**
- * The composition POST /v1/search makes, with the same functions: resolve the
- * jurisdictions, charge before any work (402 means nothing ran), search, report the balance.
+ * The same paid search as POST /v1/search (performSearch): charged before any work, so a
+ * 402 means nothing ran.
  */
 export function searchSubmit(deps: Deps) {
   return authedPost(deps, async (req) => {
@@ -103,11 +104,14 @@ export function searchSubmit(deps: Deps) {
       return render(req, input, null, { title: "Pick at least one jurisdiction", details: "Tick the jurisdictions to search in.", status: 400 });
     }
     try {
-      const jurisdictions = resolveJurisdictions(deps, orgId, input.jurisdictions.length > 0 ? input.jurisdictions : undefined);
-      const requestId = uuidv7();
-      charge(deps.db, { orgId, amountPence: searchPence, key: `search:${requestId}`, description: "Search", ref: requestId, nowMs: deps.clock.nowMs() });
-      const found = await searchKnowledgeBase(deps, { orgId, query: input.query, jurisdictions, topK: input.topK });
-      return render(req, input, { requestId, results: found, creditsChargedPence: searchPence, availablePence: getBalance(deps.db, orgId).availablePence });
+      const outcome = await performSearch(deps, {
+        orgId,
+        query: input.query,
+        jurisdictions: input.jurisdictions.length > 0 ? input.jurisdictions : undefined,
+        topK: input.topK,
+        operationId: uuidv7(),
+      });
+      return render(req, input, outcome);
     } catch (error) {
       return render(req, input, null, describeError(error));
     }

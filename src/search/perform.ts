@@ -1,0 +1,57 @@
+/**
+ * One paid search, as POST /v1/search and the dashboard playground both sell it: resolve the
+ * jurisdictions, charge, search, report the balance. Kept apart from service.ts, which never
+ * touches money, so screenings (which hold credit per run) reuse the search without a charge.
+ */
+import type { Database } from "bun:sqlite";
+import { charge, getBalance } from "../billing/ledger";
+import { searchPence } from "../billing/pricing";
+import { resolveJurisdictions, searchKnowledgeBase, SEARCH_TOP_K_DEFAULT, type SearchDeps, type SearchMatch } from "./service";
+
+export interface PerformSearchDeps extends SearchDeps {
+  db: Database;
+  clock: { nowMs(): number };
+}
+
+export interface PerformSearchInput {
+  orgId: string;
+  query: string;
+  /** Omitted: every jurisdiction enabled for the organisation (400 invalid_jurisdictions for others). */
+  jurisdictions?: string[];
+  topK?: number;
+  /** The request's operation id: the ledger key and ref, and the reply's requestId. */
+  operationId: string;
+}
+
+export interface PerformSearchResult {
+  requestId: string;
+  results: SearchMatch[];
+  creditsChargedPence: number;
+  availablePence: number;
+}
+
+export async function performSearch(deps: PerformSearchDeps, input: PerformSearchInput): Promise<PerformSearchResult> {
+  const jurisdictions = resolveJurisdictions(deps, input.orgId, input.jurisdictions);
+  // Charged before the work, so a 402 means nothing ran. The key derives from the operation
+  // id: an idempotent retry finds this entry instead of charging again.
+  charge(deps.db, {
+    orgId: input.orgId,
+    amountPence: searchPence,
+    key: `search:${input.operationId}`,
+    description: "Search",
+    ref: input.operationId,
+    nowMs: deps.clock.nowMs(),
+  });
+  const results = await searchKnowledgeBase(deps, {
+    orgId: input.orgId,
+    query: input.query,
+    jurisdictions,
+    topK: input.topK ?? SEARCH_TOP_K_DEFAULT,
+  });
+  return {
+    requestId: input.operationId,
+    results,
+    creditsChargedPence: searchPence,
+    availablePence: getBalance(deps.db, input.orgId).availablePence,
+  };
+}
