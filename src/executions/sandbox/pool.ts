@@ -442,6 +442,7 @@ async function ensureSnapshot(indexDir: string, log: Logger, signal: AbortSignal
     chunks.push(chunk);
   }
   const exitCode = await child.exited;
+  if (signal.aborted) return undefined;
   if (exitCode !== 0 || bytes > SNAPSHOT_BYTES_MAX || bytes === 0) {
     const detail = (await new Response(child.stderr).text()).slice(-500);
     log.warn("sandbox_snapshot_failed", { exitCode, bytes, detail });
