@@ -1,9 +1,10 @@
-import { release, reserve, settleAndRelease } from "../billing/ledger";
+import { release, settleAndRelease } from "../billing/ledger";
 import { executionCostPence, executionReservePence } from "../billing/pricing";
 import type { Deps } from "../deps";
 import { ApiError, notFound } from "../http/errors";
 import { isUuid } from "../ids";
-import { createRun, findRun } from "../jobs/store";
+import { createReservedRun } from "../jobs/reserved-run";
+import { findRun } from "../jobs/store";
 import { RunFailure, type Run, type RunKindSpec, type RunStatus } from "../jobs/types";
 import { SandboxInfraError, type ExecutionResult } from "./sandbox/pool";
 
@@ -38,11 +39,8 @@ export interface Execution {
 }
 
 /**
- * Holds the worst case (5p + 1p × timeoutSeconds) and creates the run in one transaction:
- * a 402 leaves nothing behind and a hold never exists without its run. 503 first when
- * this host cannot sandbox code, so nothing is held for a run that could never start.
- * `id` is the request's operation id (fixed per Idempotency-Key), so a retry after a crash
- * between commit and response finds the run and its hold instead of creating them again.
+ * Holds the worst case (5p + 1p × timeoutSeconds) with the run (createReservedRun). 503
+ * first when this host cannot sandbox code, so nothing is held for a run that could never start.
  */
 export function createExecution(
   deps: Deps,
@@ -55,15 +53,14 @@ export function createExecution(
   }
   const input: ExecutionInput = { code: request.code, timeoutSeconds: request.timeoutSeconds ?? EXECUTION_TIMEOUT_SECONDS_DEFAULT };
   const estimatedCostPence = executionReservePence(input.timeoutSeconds);
-  const nowMs = deps.clock.nowMs();
-  deps.db
-    .transaction(() => {
-      if (findRun(deps.db, { id, orgId, kind: EXECUTION_RUN_KIND })) return;
-      reserve(deps.db, { orgId, runId: id, amountPence: estimatedCostPence, description: `execution ${id}: hold for up to ${input.timeoutSeconds} s`, nowMs });
-      createRun(deps.db, { id, orgId, kind: EXECUTION_RUN_KIND, input, createdAtMs: nowMs });
-    })
-    .immediate();
-  deps.jobs.wake(EXECUTION_RUN_KIND);
+  createReservedRun(deps, {
+    id,
+    orgId,
+    kind: EXECUTION_RUN_KIND,
+    input,
+    holdPence: estimatedCostPence,
+    holdDescription: `execution ${id}: hold for up to ${input.timeoutSeconds} s`,
+  });
   return { id, status: "pending", estimatedCostPence };
 }
 

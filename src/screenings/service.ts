@@ -1,9 +1,10 @@
-import { release, reserve, settleAndRelease } from "../billing/ledger";
+import { release, settleAndRelease } from "../billing/ledger";
 import { screeningPence } from "../billing/pricing";
 import type { Deps } from "../deps";
 import { notFound } from "../http/errors";
 import { isUuid } from "../ids";
-import { createRun, findRun } from "../jobs/store";
+import { createReservedRun } from "../jobs/reserved-run";
+import { findRun } from "../jobs/store";
 import type { Run, RunKindSpec, RunStatus } from "../jobs/types";
 import { resolveJurisdictions, searchKnowledgeBase, type SearchMatch } from "../search/service";
 
@@ -40,12 +41,7 @@ export interface Screening {
   completedAtMs?: number;
 }
 
-/**
- * Validates the jurisdictions, then holds keywords × 2p and creates the run in one
- * transaction: a 402 leaves nothing behind, and a hold never exists without its run.
- * `id` is the request's operation id (fixed per Idempotency-Key), so a retry after a crash
- * between commit and response finds the run and its hold instead of creating them again.
- */
+/** Validates the jurisdictions, then holds keywords × 2p with the run (createReservedRun). */
 export function createScreening(
   deps: Deps,
   orgId: string,
@@ -58,15 +54,14 @@ export function createScreening(
     topK: request.topK ?? SCREENING_TOP_K_DEFAULT,
   };
   const estimatedCostPence = screeningPence(input.keywords.length);
-  const nowMs = deps.clock.nowMs();
-  deps.db
-    .transaction(() => {
-      if (findRun(deps.db, { id, orgId, kind: SCREENING_RUN_KIND })) return;
-      reserve(deps.db, { orgId, runId: id, amountPence: estimatedCostPence, description: `screening ${id}: hold for ${keywordsText(input.keywords.length)} × 2p`, nowMs });
-      createRun(deps.db, { id, orgId, kind: SCREENING_RUN_KIND, input, createdAtMs: nowMs });
-    })
-    .immediate();
-  deps.jobs.wake(SCREENING_RUN_KIND);
+  createReservedRun(deps, {
+    id,
+    orgId,
+    kind: SCREENING_RUN_KIND,
+    input,
+    holdPence: estimatedCostPence,
+    holdDescription: `screening ${id}: hold for ${keywordsText(input.keywords.length)} × 2p`,
+  });
   return { id, status: "pending", estimatedCostPence };
 }
 
