@@ -9,9 +9,12 @@
  *    embedder, so BM25, vectors and partitions behave like the real thing. p50/p95 of
  *    searchKnowledgeBase over the judged questions (query embedding included, all 52
  *    jurisdictions), and requests/s over HTTP with 4 concurrent clients.
+ *    Also the vector search alone (all probe counts once the corpus is clustered): p50/p95
+ *    and recall@10 against exact search.
  * 3. 1M synthetic vectors (mixtures of real passage embeddings plus noise, so they keep the
  *    real embeddings' anisotropy that quantization has to cope with): p50/p95 of the
- *    vector search (int8 shortlist + float re-score) and its recall@10 against exact search.
+ *    vector search (int8 shortlist + float re-score) and its recall@10 against exact
+ *    search, scanning everything, then clustered (training time) at several probe counts.
  */
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,8 +28,10 @@ import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/im
 import type { CorpusPassage } from "../../src/search/corpus/passages";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { l2Normalise } from "../../src/search/embedder/vector";
-import { ensureSearchIndex, indexDocument, searchKnowledgeBase, DEFAULT_SEARCH_TUNING } from "../../src/search/service";
-import { exactVectorSearch, SHARED_OWNER, vectorSearch, VECTOR_TABLE } from "../../src/search/store";
+import { clusterVectorsIfGrown, ensureSearchIndex, indexDocument, searchKnowledgeBase, DEFAULT_SEARCH_TUNING, IVF_VECTORS_MIN } from "../../src/search/service";
+import { exactVectorSearch, loadCentroids, SHARED_OWNER, UNCLUSTERED, vectorSearch, VECTOR_TABLE } from "../../src/search/store";
+import type { Embedder } from "../../src/search/embedder/types";
+import type { Database } from "bun:sqlite";
 import { startServer } from "../../src/server";
 import questionsFile from "../../test/search-quality/questions.json";
 
@@ -39,6 +44,7 @@ const VECTORS = Number(flag("vectors", "1000000"));
 const QUERY_COUNT = Number(flag("queries", "200"));
 const CLIENTS = 4;
 const QUERIES = questionsFile.questions.map((q) => q.query);
+const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
 
 /** Deterministic pseudo-random numbers (mulberry32) so every run builds the same corpus. */
 function random(seed: number): () => number {
@@ -63,6 +69,34 @@ function tempDir(name: string): string {
   const dir = join(tmpdir(), `regkb-bench-${name}-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   return dir;
+}
+
+/**
+ * Vector search alone over every shared jurisdiction: p50/p95 (query embedding included)
+ * and recall@10 against exact search, at one probe count.
+ */
+/** Exact answers are computed once per query and reused for every probe count (they cost seconds each at 1M). */
+const exactAnswers = new Map<string, Set<number>>();
+
+async function vectorFigures(db: Database, embedder: Embedder, slugs: string[], probes: number): Promise<string> {
+  const shortlist = DEFAULT_SEARCH_TUNING.vectorShortlist;
+  const latencies: number[] = [];
+  let recallSum = 0;
+  const recallQueries = Math.min(20, QUERY_COUNT);
+  for (let i = 0; i < QUERY_COUNT; i++) {
+    const t0 = performance.now();
+    const q = (await embedder.embed([QUERIES[i % QUERIES.length]!]))[0]!;
+    const hits = vectorSearch(db, q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
+    latencies.push(performance.now() - t0);
+    if (i < recallQueries) {
+      const cacheKey = `${db.filename}|${i}`;
+      const exact = exactAnswers.get(cacheKey) ?? new Set(exactVectorSearch(db, q, slugs, 10).map((h) => h.chunkId));
+      exactAnswers.set(cacheKey, exact);
+      recallSum += hits.filter((h) => exact.has(h.chunkId)).length / Math.max(1, exact.size);
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  return `p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms, recall@10 vs exact ${(recallSum / recallQueries).toFixed(3)} (${recallQueries} queries)`;
 }
 
 // ---------- 1. sample import ----------
@@ -163,6 +197,15 @@ async function benchCorpora(): Promise<void> {
       `corpus ${target}: searchKnowledgeBase p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms (${QUERY_COUNT} queries, embedding included); ` +
         `HTTP ${CLIENTS} clients ${rps.toFixed(0)} req/s`,
     );
+    const clusters = loadCentroids(deps.db)?.count;
+    const sharedSlugs = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
+    if (clusters === undefined) {
+      console.log(`corpus ${target}: vector search (flat scan) ${await vectorFigures(deps.db, deps.embedder, sharedSlugs, 0)}`);
+    } else {
+      for (const probes of PROBES) {
+        console.log(`corpus ${target}: vector search, ${probes}/${clusters} clusters ${await vectorFigures(deps.db, deps.embedder, sharedSlugs, probes)}`);
+      }
+    }
   }
   await server.stop();
   deps.db.close();
@@ -186,7 +229,7 @@ async function benchVectors(): Promise<void> {
   const dims = embedder.dimensions;
   const insertVector = db.query("INSERT INTO search_chunk_vectors (chunk_id, embedding) VALUES (?, ?)");
   const insertScope = db.query("INSERT INTO search_chunk_scopes (vec_rowid, chunk_id, scope) VALUES (?, ?, ?)");
-  const insertQuantized = db.query(`INSERT INTO ${VECTOR_TABLE} (rowid, owner, jurisdiction, embedding_int8) VALUES (?, ?, ?, vec_quantize_int8(?, 'unit'))`);
+  const insertQuantized = db.query(`INSERT INTO ${VECTOR_TABLE} (rowid, owner, cluster, jurisdiction, embedding_int8) VALUES (?, ?, ?, ?, vec_quantize_int8(?, 'unit'))`);
   const started = performance.now();
   const BATCH = 10_000;
   for (let start = 1; start <= VECTORS; start += BATCH) {
@@ -203,7 +246,7 @@ async function benchVectors(): Promise<void> {
         const scope = sample[i]!.jurisdictions[0]!;
         insertVector.run(id, v);
         insertScope.run(id, id, scope);
-        insertQuantized.run(id, SHARED_OWNER, scope, v);
+        insertQuantized.run(id, SHARED_OWNER, UNCLUSTERED, scope, v);
       }
     })();
     process.stdout.write(`\r  inserted ${Math.min(VECTORS, start + BATCH - 1)}/${VECTORS}`);
@@ -211,25 +254,15 @@ async function benchVectors(): Promise<void> {
   process.stdout.write("\n");
   console.log(`vectors ${VECTORS}: built in ${((performance.now() - started) / 1000).toFixed(0)} s (${dims}-d, ${slugs.length} jurisdictions)`);
 
-  const shortlist = DEFAULT_SEARCH_TUNING.vectorShortlist;
-  const latencies: number[] = [];
-  let recallSum = 0;
-  const recallQueries = Math.min(50, QUERY_COUNT);
-  for (let i = 0; i < QUERY_COUNT; i++) {
-    const t0 = performance.now();
-    const q = (await embedder.embed([QUERIES[i % QUERIES.length]!]))[0]!;
-    const hits = vectorSearch(db, q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10);
-    latencies.push(performance.now() - t0);
-    if (i < recallQueries) {
-      const exact = new Set(exactVectorSearch(db, q, slugs, 10).map((h) => h.chunkId));
-      recallSum += hits.filter((h) => exact.has(h.chunkId)).length / Math.max(1, exact.size);
+  console.log(`vectors ${VECTORS}: flat scan (int8 shortlist ${DEFAULT_SEARCH_TUNING.vectorShortlist}, float re-score) ${await vectorFigures(db, embedder, slugs, 0)}`);
+  if (VECTORS >= IVF_VECTORS_MIN) {
+    const trainStarted = performance.now();
+    const trained = clusterVectorsIfGrown(deps)!;
+    console.log(`vectors ${VECTORS}: clustered into ${trained.clusters} clusters in ${((performance.now() - trainStarted) / 1000).toFixed(1)} s`);
+    for (const probes of PROBES) {
+      console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters ${await vectorFigures(db, embedder, slugs, probes)}`);
     }
   }
-  latencies.sort((a, b) => a - b);
-  console.log(
-    `vectors ${VECTORS}: KNN over all ${slugs.length} jurisdictions (int8 shortlist ${shortlist}, float re-score) p50 ${fmt(percentile(latencies, 50))} ms, ` +
-      `p95 ${fmt(percentile(latencies, 95))} ms (query embedding included); recall@10 vs exact ${(recallSum / recallQueries).toFixed(3)} over ${recallQueries} queries`,
-  );
   db.close();
   rmSync(dir, { recursive: true, force: true });
 }

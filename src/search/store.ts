@@ -9,6 +9,8 @@
  * partition + jurisdiction metadata column), never by cutting down a global top-k.
  */
 import type { Database } from "bun:sqlite";
+import { uuidv7 } from "../ids";
+import { makeCentroids, nearestCentroid, nearestCentroids, trainCentroids, type Centroids } from "./ivf";
 
 export const VECTOR_TABLE = "search_vec";
 
@@ -100,10 +102,13 @@ export function createVectorTable(db: Database, dimensions: number): void {
   if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 8192 || dimensions % 8 !== 0) {
     throw new Error(`embedder dimensions must be a multiple of 8 from 8 to 8192, got ${dimensions}`);
   }
-  // Partitioned by owner (a search reads the shared partition and its own organisation's);
-  // jurisdiction is a metadata column filtered inside the KNN scan.
+  // Partitioned by owner (a search reads the shared partition and its own organisation's)
+  // and by inverted-file cluster (a search of a large shared corpus reads only the clusters
+  // nearest the query; 0 = not clustered); jurisdiction is a metadata column filtered
+  // inside the KNN scan of each partition.
   db.exec(`CREATE VIRTUAL TABLE ${VECTOR_TABLE} USING vec0(
     owner TEXT PARTITION KEY,
+    cluster INTEGER PARTITION KEY,
     jurisdiction TEXT,
     embedding_int8 INT8[${dimensions}]
   )`);
@@ -169,16 +174,128 @@ export function insertVectors(db: Database, chunkId: number, ownerOrgId: string 
     vector,
   );
   const scopeRow = db.query("INSERT INTO search_chunk_scopes (chunk_id, scope) VALUES (?, ?)");
-  const quantized = db.query(
-    `INSERT INTO ${VECTOR_TABLE} (rowid, owner, jurisdiction, embedding_int8) VALUES (?, ?, ?, vec_quantize_int8(?, 'unit'))`,
-  );
   const owner = ownerOrgId ?? SHARED_OWNER;
   const slugs = ownerOrgId !== null && jurisdictions.length === 0 ? [ANY_JURISDICTION] : jurisdictions;
+  // Organisations' passages stay unclustered: a search scans its own organisation's whole partition.
+  const centroids = ownerOrgId === null ? loadCentroids(db) : undefined;
+  const cluster = centroids === undefined ? UNCLUSTERED : nearestCentroid(centroids, vector) + 1;
   for (const slug of slugs) {
     const scope = ownerOrgId === null ? slug : orgScope(ownerOrgId, slug);
     const { lastInsertRowid } = scopeRow.run(chunkId, scope);
-    quantized.run(lastInsertRowid, owner, slug, vector);
+    insertQuantized(db, Number(lastInsertRowid), owner, cluster, slug, vector);
   }
+}
+
+function insertQuantized(db: Database, vecRowid: number, owner: string, cluster: number, jurisdiction: string, vector: Float32Array): void {
+  db.query(
+    `INSERT INTO ${VECTOR_TABLE} (rowid, owner, cluster, jurisdiction, embedding_int8) VALUES (?, ?, ?, ?, vec_quantize_int8(?, 'unit'))`,
+  ).run(vecRowid, owner, cluster, jurisdiction, vector);
+}
+
+// ---------- inverted-file clusters of the shared corpus ----------
+
+/** Cluster partition of vectors scanned whole. */
+export const UNCLUSTERED = 0;
+
+function floatsOfBlob(blob: Uint8Array): Float32Array {
+  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+}
+
+/** Centroids per database, keyed by the training's id so a retrain by another process is seen. */
+const centroidCache = new WeakMap<Database, { ivfId: string | undefined; centroids: Centroids | undefined }>();
+
+export function loadCentroids(db: Database): Centroids | undefined {
+  const ivfId = db.query<{ value: string }, []>("SELECT value FROM search_index_meta WHERE key = 'ivf_id'").get()?.value;
+  const cached = centroidCache.get(db);
+  if (cached !== undefined && cached.ivfId === ivfId) return cached.centroids;
+  const rows = db.query<{ centroid: Uint8Array }, []>("SELECT centroid FROM search_ivf_centroids ORDER BY cluster").all();
+  let centroids: Centroids | undefined;
+  if (ivfId !== undefined && rows.length > 0) {
+    const first = floatsOfBlob(rows[0]!.centroid);
+    const values = new Float32Array(rows.length * first.length);
+    rows.forEach((r, i) => values.set(floatsOfBlob(r.centroid), i * first.length));
+    centroids = makeCentroids(values, first.length);
+  }
+  centroidCache.set(db, { ivfId, centroids });
+  return centroids;
+}
+
+/** Forgets the centroids (re-embedding makes them meaningless); vectors inserted next stay unclustered. */
+export function clearCentroids(db: Database): void {
+  db.exec("DELETE FROM search_ivf_centroids");
+  db.exec("DELETE FROM search_index_meta WHERE key IN ('ivf_id', 'ivf_vectors')");
+}
+
+/** Shared vectors counted when the centroids were trained, or undefined if there are none. */
+export function clusteredVectorCount(db: Database): number | undefined {
+  const value = db.query<{ value: string }, []>("SELECT value FROM search_index_meta WHERE key = 'ivf_vectors'").get()?.value;
+  return value === undefined ? undefined : Number(value);
+}
+
+/** Rows of the shared partition (one per passage × jurisdiction). */
+export function sharedVectorCount(db: Database): number {
+  return db.query<{ n: number }, []>("SELECT count(*) AS n FROM search_chunk_scopes WHERE scope < 'org:' OR scope >= 'org;'").get()!.n;
+}
+
+export interface ClusterOptions {
+  clusters: number;
+  /** Vectors the centroids are trained on (every n-th row, so the same index gives the same sample). */
+  sampleVectors: number;
+  rounds: number;
+  batchVectors: number;
+  seed: number;
+}
+
+/** Shared rows in vec_rowid order, with their float vectors, `limit` at a time. */
+function sharedRowsAfter(db: Database, afterRowid: number, limit: number): { vecRowid: number; scope: string; embedding: Uint8Array }[] {
+  return db
+    .query<{ vecRowid: number; scope: string; embedding: Uint8Array }, [number, number]>(
+      `SELECT s.vec_rowid AS vecRowid, s.scope AS scope, v.embedding AS embedding
+       FROM search_chunk_scopes s JOIN search_chunk_vectors v ON v.chunk_id = s.chunk_id
+       WHERE s.vec_rowid > ? AND (s.scope < 'org:' OR s.scope >= 'org;') ORDER BY s.vec_rowid LIMIT ?`,
+    )
+    .all(afterRowid, limit);
+}
+
+/** Rows read per query while sampling and moving vectors: bounds memory. */
+const RECLUSTER_BATCH_ROWS = 10_000;
+
+/**
+ * Trains centroids over the shared corpus's vectors and moves every shared vector into the
+ * partition of its nearest centroid, in one transaction: under WAL, searches meanwhile
+ * read the previous centroids and layout, never a mixture.
+ */
+export function clusterSharedVectors(db: Database, dimensions: number, options: ClusterOptions): { vectors: number; clusters: number } {
+  const total = sharedVectorCount(db);
+  const stride = Math.max(1, Math.floor(total / options.sampleVectors));
+  const sample: Float32Array[] = [];
+  for (let after = 0, seen = 0; ; ) {
+    const rows = sharedRowsAfter(db, after, RECLUSTER_BATCH_ROWS);
+    if (rows.length === 0) break;
+    for (const r of rows) if (seen++ % stride === 0) sample.push(floatsOfBlob(r.embedding));
+    after = rows[rows.length - 1]!.vecRowid;
+  }
+  const centroids = trainCentroids(sample, dimensions, options);
+  db.transaction(() => {
+    clearCentroids(db);
+    const insert = db.query("INSERT INTO search_ivf_centroids (cluster, centroid) VALUES (?, ?)");
+    for (let c = 0; c < centroids.count; c++) insert.run(c + 1, centroids.values.slice(c * dimensions, (c + 1) * dimensions));
+    const upsert = db.query("INSERT INTO search_index_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    upsert.run("ivf_id", uuidv7());
+    upsert.run("ivf_vectors", String(total));
+    const del = db.query(`DELETE FROM ${VECTOR_TABLE} WHERE rowid = ?`);
+    for (let after = 0; ; ) {
+      const rows = sharedRowsAfter(db, after, RECLUSTER_BATCH_ROWS);
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        const vector = floatsOfBlob(r.embedding);
+        del.run(r.vecRowid);
+        insertQuantized(db, r.vecRowid, SHARED_OWNER, nearestCentroid(centroids, vector) + 1, r.scope, vector);
+      }
+      after = rows[rows.length - 1]!.vecRowid;
+    }
+  }).immediate();
+  return { vectors: total, clusters: centroids.count };
 }
 
 export function deleteChunk(db: Database, chunkId: number): void {
@@ -296,35 +413,86 @@ export interface VectorHit {
  * apply everywhere. Filtering happens inside vec0's scan (metadata column), so a small
  * jurisdiction is never crowded out. `shortlist` rows by int8 distance from each partition
  * are re-scored with full-precision cosine; the best `limit` distinct passages are returned.
+ *
+ * Once the shared corpus is clustered, its part reads the `probes` clusters nearest the
+ * query, each filtered by jurisdiction inside its own scan; if those hold fewer than
+ * `shortlist` rows of the requested jurisdictions (a small jurisdiction), further clusters
+ * are read, nearest first, until they do or none is left.
  */
-export function vectorSearch(db: Database, query: Float32Array, orgId: string, scope: SearchScope, shortlist: number, limit: number): VectorHit[] {
-  const parts: string[] = [];
-  const params: (Float32Array | string | number)[] = [];
-  const knn = `SELECT rowid FROM ${VECTOR_TABLE} WHERE embedding_int8 MATCH vec_quantize_int8(?, 'unit') AND k = ? AND owner = ?`;
-  if (scope.allShared) {
-    parts.push(knn);
-    params.push(query, shortlist, SHARED_OWNER);
-  } else if (scope.jurisdictions.length > 0) {
-    parts.push(`${knn} AND jurisdiction IN (${placeholders(scope.jurisdictions.length)})`);
-    params.push(query, shortlist, SHARED_OWNER, ...scope.jurisdictions);
+export function vectorSearch(
+  db: Database,
+  query: Float32Array,
+  orgId: string,
+  scope: SearchScope,
+  shortlist: number,
+  limit: number,
+  probes: number,
+): VectorHit[] {
+  const rowids: number[] = [];
+  if (scope.allShared || scope.jurisdictions.length > 0) {
+    const filter = scope.allShared ? [] : [...scope.jurisdictions];
+    const centroids = loadCentroids(db);
+    if (centroids === undefined) {
+      rowids.push(...knnRowids(db, query, SHARED_OWNER, [undefined], filter, shortlist));
+    } else {
+      const order = nearestCentroids(centroids, query, centroids.count);
+      let read = Math.min(probes, order.length);
+      // UNCLUSTERED: shared rows inserted while the corpus was too small to cluster; none after training.
+      let next = [UNCLUSTERED, ...order.slice(0, read).map((c) => c + 1)];
+      let found: { rowid: number; distance: number }[] = [];
+      for (let batch = probes; ; batch *= 2) {
+        found = found.concat(knnHits(db, query, SHARED_OWNER, next, filter, shortlist));
+        if (found.length >= shortlist || read >= order.length) break;
+        next = order.slice(read, read + batch).map((c) => c + 1);
+        read += next.length;
+      }
+      found.sort((a, b) => a.distance - b.distance);
+      rowids.push(...found.slice(0, shortlist).map((h) => h.rowid));
+    }
   }
   if (scope.orgScopes.length > 0) {
     const slugs = scope.orgScopes.map((s) => s.slice(orgScope(orgId, "").length));
-    parts.push(`${knn} AND jurisdiction IN (${placeholders(slugs.length)})`);
-    params.push(query, shortlist, orgId, ...slugs);
+    rowids.push(...knnRowids(db, query, orgId, [undefined], slugs, shortlist));
   }
-  if (parts.length === 0) return [];
-  params.push(query, limit);
+  if (rowids.length === 0) return [];
   // GROUP BY: a passage in several jurisdictions has one row per jurisdiction but counts once.
   return db
     .query<VectorHit, (Float32Array | string | number)[]>(
-      `WITH coarse AS (${parts.join(" UNION ALL ")})
-       SELECT s.chunk_id AS chunkId, 1 - min(vec_distance_cosine(v.embedding, ?)) AS similarity
-       FROM coarse JOIN search_chunk_scopes s ON s.vec_rowid = coarse.rowid
+      `SELECT s.chunk_id AS chunkId, 1 - min(vec_distance_cosine(v.embedding, ?)) AS similarity
+       FROM json_each(?) j JOIN search_chunk_scopes s ON s.vec_rowid = j.value
        JOIN search_chunk_vectors v ON v.chunk_id = s.chunk_id
        GROUP BY s.chunk_id ORDER BY similarity DESC LIMIT ?`,
     )
-    .all(...params);
+    .all(query, JSON.stringify(rowids), limit);
+}
+
+/**
+ * int8 KNN in each given cluster partition of `owner` (undefined: all of the owner's
+ * clusters), jurisdiction-filtered inside each scan; `shortlist` nearest rows per partition.
+ */
+function knnHits(
+  db: Database,
+  query: Float32Array,
+  owner: string,
+  clusters: readonly (number | undefined)[],
+  jurisdictions: readonly string[],
+  shortlist: number,
+): { rowid: number; distance: number }[] {
+  const parts: string[] = [];
+  const params: (Float32Array | string | number)[] = [];
+  for (const cluster of clusters) {
+    parts.push(
+      `SELECT rowid, distance FROM ${VECTOR_TABLE} WHERE embedding_int8 MATCH vec_quantize_int8(?, 'unit') AND k = ? AND owner = ?` +
+        (cluster === undefined ? "" : " AND cluster = ?") +
+        (jurisdictions.length === 0 ? "" : ` AND jurisdiction IN (${placeholders(jurisdictions.length)})`),
+    );
+    params.push(query, shortlist, owner, ...(cluster === undefined ? [] : [cluster]), ...jurisdictions);
+  }
+  return db.query<{ rowid: number; distance: number }, (Float32Array | string | number)[]>(parts.join(" UNION ALL ")).all(...params);
+}
+
+function knnRowids(db: Database, query: Float32Array, owner: string, clusters: readonly (number | undefined)[], jurisdictions: readonly string[], shortlist: number): number[] {
+  return knnHits(db, query, owner, clusters, jurisdictions, shortlist).map((h) => h.rowid);
 }
 
 /** Rows (passage × scope) the given scopes hold, counting no further than `cap`. */

@@ -58,7 +58,18 @@ CREATE VIRTUAL TABLE search_fts USING fts5(
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
--- embedder_id and dimensions the vectors in search_vec were made with.
+-- Inverted-file centroids of the shared corpus's vectors (see src/search/ivf.ts): cluster
+-- n >= 1 is search_vec's cluster partition n; partition 0 holds vectors scanned whole
+-- (organisations' passages, and every passage while the corpus is too small to cluster).
+-- centroid: little-endian float32. Empty until the shared corpus first reaches the
+-- clustering threshold; rebuilt when it has grown enough for a new cluster count.
+CREATE TABLE search_ivf_centroids (
+  cluster INTEGER PRIMARY KEY CHECK (cluster >= 1),
+  centroid BLOB NOT NULL
+);
+
+-- embedder_id and dimensions the vectors in search_vec were made with; ivf_vectors, the
+-- shared vectors counted when the centroids were trained.
 CREATE TABLE search_index_meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
