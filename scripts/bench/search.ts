@@ -29,6 +29,7 @@ import type { CorpusPassage } from "../../src/search/corpus/passages";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { l2Normalise } from "../../src/search/embedder/vector";
 import { clusterVectorsIfGrown, ensureSearchIndex, indexDocument, searchKnowledgeBase, DEFAULT_SEARCH_TUNING, IVF_VECTORS_MIN } from "../../src/search/service";
+import { seededRandom as random } from "../../src/search/ivf";
 import { exactVectorSearch, loadCentroids, SHARED_OWNER, UNCLUSTERED, vectorSearch, VECTOR_TABLE } from "../../src/search/store";
 import type { Embedder } from "../../src/search/embedder/types";
 import type { Database } from "bun:sqlite";
@@ -45,17 +46,6 @@ const QUERY_COUNT = Number(flag("queries", "200"));
 const CLIENTS = 4;
 const QUERIES = questionsFile.questions.map((q) => q.query);
 const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
-
-/** Deterministic pseudo-random numbers (mulberry32) so every run builds the same corpus. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function percentile(sortedMs: number[], p: number): number {
   return sortedMs[Math.min(sortedMs.length - 1, Math.floor((p / 100) * sortedMs.length))]!;

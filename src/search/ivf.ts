@@ -10,7 +10,7 @@
  */
 
 /** Deterministic pseudo-random numbers (mulberry32): the same vectors give the same clusters. */
-function random(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -90,7 +90,7 @@ export interface TrainOptions {
  */
 export function trainCentroids(sample: readonly Float32Array[], dimensions: number, options: TrainOptions): Centroids {
   const clusters = Math.min(options.clusters, sample.length);
-  const next = random(options.seed);
+  const next = seededRandom(options.seed);
   const values = new Float32Array(clusters * dimensions);
   const picked = new Set<number>();
   for (let c = 0; c < clusters; c++) {
