@@ -1,4 +1,5 @@
-// Compiles the whole product into one self-contained executable: dist/regkb.
+// Compiles the whole product into one self-contained executable: dist/regkb, with the
+// search worker (src/search/vector-worker.ts) as a second entry point inside it.
 // Embedded assets (sqlite-vec, Pyodide, the embedding table, the sample corpus, page
 // assets) are pulled in by their `with { type: "file" }` imports.
 import { mkdirSync } from "node:fs";
@@ -10,7 +11,7 @@ mkdirSync(join(root, "dist"), { recursive: true });
 
 const started = performance.now();
 const proc = Bun.spawnSync(
-  [process.execPath, "build", "--compile", "--minify-syntax", "--minify-whitespace", "--sourcemap=none", join(root, "src", "main.ts"), "--outfile", outfile],
+  [process.execPath, "build", "--compile", "--minify-syntax", "--minify-whitespace", "--sourcemap=none", join(root, "src", "main.ts"), join(root, "src", "search", "vector-worker.ts"), "--outfile", outfile],
   { cwd: root, stdout: "inherit", stderr: "inherit" },
 );
 if (proc.exitCode !== 0) {

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { SynchronousMode } from "./db/open";
 import type { LogLevel } from "./log";
@@ -29,6 +30,8 @@ export interface Config {
   /** REGKB_EMBEDDER and, for `openai`, its URL, model, key, dimensions, timeout and batch size. */
   embedder: EmbedderConfig;
   sandboxPoolSize: number;
+  /** Threads that run the vector half of searches beside the request's thread; 0 = none. */
+  searchWorkers: number;
   sandboxUnsafeNoIsolation: boolean;
   screeningConcurrency: number;
   ingestConcurrency: number;
@@ -117,6 +120,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     stripeApiBase: url(env, "REGKB_STRIPE_API_BASE", undefined),
     embedder: embedderConfig(env),
     sandboxPoolSize: integer(env, "REGKB_SANDBOX_POOL_SIZE", 2, 0, 64),
+    searchWorkers: integer(env, "REGKB_SEARCH_WORKERS", Math.min(4, Math.max(1, availableParallelism() - 1)), 0, 64),
     sandboxUnsafeNoIsolation: optional(env, "REGKB_SANDBOX_UNSAFE_NO_ISOLATION") === "1",
     screeningConcurrency: integer(env, "REGKB_SCREENING_CONCURRENCY", 2, 1, 64),
     ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),

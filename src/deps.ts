@@ -1,8 +1,7 @@
-import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { systemClock, type Clock } from "./clock";
 import type { Config } from "./config";
-import { openDatabase } from "./db/open";
+import { cacheDir, databasePath, openDatabase } from "./db/open";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
 import { Metrics } from "./http/metrics";
 import { RateLimiter } from "./http/rate-limit";
@@ -10,6 +9,7 @@ import { SandboxPool } from "./executions/sandbox/pool";
 import { RunEngine } from "./jobs/engine";
 import { createLogger, type Logger } from "./log";
 import { createEmbedder, type Embedder } from "./search/embedder/index";
+import { VectorSearchPool } from "./search/vector-pool";
 
 /**
  * Everything a request or a run needs, built once and passed in (no module singletons),
@@ -30,6 +30,8 @@ export interface Deps {
   sandbox: SandboxPool;
   /** Turns text into vectors for search and indexing (REGKB_EMBEDDER). */
   embedder: Embedder;
+  /** Threads for the vector half of searches (REGKB_SEARCH_WORKERS); undefined: searches run on one thread. */
+  vectorSearchPool: VectorSearchPool | undefined;
 }
 
 export interface DepsOverrides {
@@ -51,11 +53,20 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     metrics,
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
     embedder,
+    vectorSearchPool:
+      config.searchWorkers === 0
+        ? undefined
+        : new VectorSearchPool({
+            databaseFile: databasePath(config.dataDir),
+            cacheDir: cacheDir(config.dataDir),
+            workers: config.searchWorkers,
+            log,
+          }),
     pdf: createPdfParser({ childrenMax: config.pdfParsersMax }),
     jobs: new RunEngine({ config, db, clock, log, metrics }),
     sandbox: await SandboxPool.create({
       size: config.sandboxPoolSize,
-      cacheDir: join(config.dataDir, "cache"),
+      cacheDir: cacheDir(config.dataDir),
       unsafeNoIsolation: config.sandboxUnsafeNoIsolation,
       log,
     }),

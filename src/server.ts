@@ -50,6 +50,7 @@ export async function startServer(
         clearTimeout(grace);
         await server.stop(true);
         for (const service of [...background].reverse()) await service.stop();
+        await deps.vectorSearchPool?.close();
         deps.db.close();
         deps.log.info("server_stopped", {});
       })()),

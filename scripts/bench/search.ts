@@ -157,6 +157,7 @@ async function benchCorpora(): Promise<void> {
     console.log(`corpus ${target}: indexed ${target - size} passages in ${seconds.toFixed(1)} s (${Math.round((target - size) / seconds)} passages/s)`);
     size = target;
     deps.db.exec("PRAGMA optimize");
+    Bun.gc(true);
 
     const latencies: number[] = [];
     for (let i = 0; i < QUERY_COUNT; i++) {

@@ -81,6 +81,7 @@ export async function runCli(args: string[], env: Env): Promise<number> {
   } finally {
     if (deps && command.name !== "serve") {
       deps.pdf.close();
+      await deps.vectorSearchPool?.close();
       deps.db.close();
     }
   }

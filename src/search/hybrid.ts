@@ -79,3 +79,13 @@ export function fuse(
     .map((c) => ({ chunkId: c.chunkId, score: 1 }));
   return [...citedRanked, ...ranked.filter((r) => !best.has(r.chunkId))].slice(0, limit);
 }
+
+/** Union of two hit lists, one entry per passage (the better), best first. */
+export function mergeHits<T extends { chunkId: number }>(a: readonly T[], b: readonly T[], goodness: (h: T) => number): T[] {
+  const best = new Map<number, T>();
+  for (const h of [...a, ...b]) {
+    const seen = best.get(h.chunkId);
+    if (seen === undefined || goodness(h) > goodness(seen)) best.set(h.chunkId, h);
+  }
+  return [...best.values()].sort((x, y) => goodness(y) - goodness(x));
+}

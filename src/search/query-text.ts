@@ -51,16 +51,22 @@ export function queryBigrams(query: string): string[] {
  * FTS5 MATCH expression, or undefined when the query has no searchable term. Terms are
  * OR-ed; adjacent content-word pairs are added as phrases, so a passage that has "data
  * breach" as a phrase outranks one that merely has both words somewhere.
+ *
+ * Terms in a large share of passages (`isCommon`) barely change the ranking but make FTS5
+ * score most of the index; they are left out, with phrases made only of them. When every
+ * term is common ("definition of personal data breach" over a large corpus) a passage must
+ * contain them all instead: an OR of them would score nearly every passage.
  */
 export function ftsMatchExpression(query: string, isCommon: (term: string) => boolean = () => false): string | undefined {
   const all = queryTerms(query);
   if (all.length === 0) return undefined;
-  // Terms in a large share of passages barely change the ranking but make FTS5 score most
-  // of the index; they are left out (and phrases made only of them) unless nothing else is left.
   const rare = all.filter((t) => !isCommon(t));
-  const terms = rare.length > 0 ? rare : all;
-  const pairs = queryBigrams(query).filter((p) => rare.length === 0 || !p.split(" ").every(isCommon));
-  // Every term is quoted: FTS5 then treats it as a phrase of its tokens and never as syntax.
-  const quote = (t: string) => `"${t.replace(/['"’]/g, " ")}"`;
-  return [...terms, ...pairs].map(quote).join(" OR ");
+  if (rare.length === 0) return all.map(quote).join(" AND ");
+  const pairs = queryBigrams(query).filter((p) => !p.split(" ").every(isCommon));
+  return [...rare, ...pairs].map(quote).join(" OR ");
+}
+
+/** Every term is quoted: FTS5 then treats it as a phrase of its tokens and never as syntax. */
+function quote(term: string): string {
+  return `"${term.replace(/['"’]/g, " ")}"`;
 }

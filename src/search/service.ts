@@ -6,7 +6,7 @@ import type { Database } from "bun:sqlite";
 import { ApiError } from "../http/errors";
 import { citationKeysOfPath, citationsInQuery } from "./citations";
 import type { Embedder } from "./embedder/types";
-import { DEFAULT_HYBRID_WEIGHTS, fuse, type CitedHit, type HybridWeights } from "./hybrid";
+import { DEFAULT_HYBRID_WEIGHTS, fuse, mergeHits, type CitedHit, type HybridWeights } from "./hybrid";
 import { mentionedJurisdictions } from "./mentions";
 import { ftsMatchExpression, queryTerms } from "./query-text";
 import {
@@ -22,8 +22,6 @@ import {
   createVectorTable,
   deleteChunk,
   citationLookup,
-  exactVectorSearch,
-  scopeRowCount,
   dropVectorTable,
   ftsSearch,
   insertChunk,
@@ -33,20 +31,22 @@ import {
   replaceVectorsOfChunk,
   resolveSearchScope,
   scopesOfSearch,
-  vectorSearch,
   vectorTableExists,
   writeIndexMeta,
   type FtsHit,
   type SearchScope,
   type FtsWeights,
   type NewChunk,
-  type VectorHit,
 } from "./store";
+import { vectorCandidates, type VectorTask } from "./vector-leg";
+import type { VectorSearchPool } from "./vector-pool";
 
 /** What the search capability needs from Deps. */
 export interface SearchDeps {
   db: Database;
   embedder: Embedder;
+  /** Runs the vector half of searches on worker threads; without it, on the caller's thread. */
+  vectorSearchPool?: VectorSearchPool;
 }
 
 export interface SearchMatch {
@@ -370,37 +370,18 @@ function commonTermPredicate(db: Database): (term: string) => boolean {
 }
 
 /**
- * A named jurisdiction's passages usually number a few thousand at most: scoring them
- * exactly through the scope index beats a second vec0 scan, whose cost grows with the
- * whole shared partition. Past this many rows the quantized KNN is cheaper again.
+ * BM25 candidates from each scope, merged. A query made only of common terms requires all
+ * of them (see ftsMatchExpression); if fewer than `wanted` passages have them all, any of
+ * them will do, at the cost of scoring most of the index.
  */
-const FOCUS_EXACT_SCAN_ROWS_MAX = 3_000;
-
-function focusVectorSearch(
-  db: Database,
-  queryVector: Float32Array,
-  orgId: string,
-  mentioned: readonly string[],
-  focus: SearchScope,
-  shortlist: number,
-  limit: number,
-  probes: number,
-): VectorHit[] {
-  const scopes = scopesOfSearch(orgId, mentioned);
-  if (scopeRowCount(db, scopes, FOCUS_EXACT_SCAN_ROWS_MAX + 1) <= FOCUS_EXACT_SCAN_ROWS_MAX) {
-    return exactVectorSearch(db, queryVector, scopes, limit);
-  }
-  return vectorSearch(db, queryVector, orgId, focus, shortlist, limit, probes);
-}
-
-/** Union of two hit lists, one entry per passage (the better), best first. */
-function mergeHits<T extends { chunkId: number }>(a: readonly T[], b: readonly T[], goodness: (h: T) => number): T[] {
-  const best = new Map<number, T>();
-  for (const h of [...a, ...b]) {
-    const seen = best.get(h.chunkId);
-    if (seen === undefined || goodness(h) > goodness(seen)) best.set(h.chunkId, h);
-  }
-  return [...best.values()].sort((x, y) => goodness(y) - goodness(x));
+function bm25Search(db: Database, query: string, scopes: readonly SearchScope[], weights: FtsWeights, candidates: number, wanted: number): FtsHit[] {
+  const search = (match: string) =>
+    scopes.map((s) => ftsSearch(db, match, s, weights, candidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+  const match = ftsMatchExpression(query, commonTermPredicate(db));
+  if (match === undefined) return [];
+  const hits = search(match);
+  const anyTerm = ftsMatchExpression(query);
+  return hits.length >= wanted || anyTerm === match ? hits : search(anyTerm!);
 }
 
 /**
@@ -428,23 +409,23 @@ export async function searchKnowledgeBase(
   const scope = resolveSearchScope(deps.db, request.orgId, jurisdictions);
   const focus = mentioned.length > 0 ? resolveSearchScope(deps.db, request.orgId, mentioned) : undefined;
 
-  const match = method === "vector" ? undefined : ftsMatchExpression(query, commonTermPredicate(deps.db));
-  let bm25: FtsHit[] = [];
-  if (match !== undefined) {
-    bm25 = ftsSearch(deps.db, match, scope, tuning.fts, candidates);
-    if (focus) bm25 = mergeHits(bm25, ftsSearch(deps.db, match, focus, tuning.fts, candidates), (h) => -h.bm25);
-  }
-  let vector: VectorHit[] = [];
+  // The vector half goes to a search worker first, so it runs while this thread scores BM25.
+  let task: VectorTask | undefined;
   if (method !== "bm25") {
-    const queryVector = (await deps.embedder.embed([query]))[0]!;
     const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
-    const limit = Math.min(candidates, shortlist);
-    vector = vectorSearch(deps.db, queryVector, request.orgId, scope, shortlist, limit, tuning.vectorProbes);
-    if (focus) {
-      const focused = focusVectorSearch(deps.db, queryVector, request.orgId, mentioned, focus, shortlist, limit, tuning.vectorProbes);
-      vector = mergeHits(vector, focused, (h) => h.similarity);
-    }
+    task = {
+      queryVector: (await deps.embedder.embed([query]))[0]!,
+      orgId: request.orgId,
+      scope,
+      focus: focus === undefined ? undefined : { jurisdictions: mentioned, scope: focus },
+      shortlist,
+      limit: Math.min(candidates, shortlist),
+      probes: tuning.vectorProbes,
+    };
   }
+  const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => vectorCandidates(deps.db, task));
+  const bm25 = method === "vector" ? [] : bm25Search(deps.db, query, [scope, ...(focus ? [focus] : [])], tuning.fts, candidates, topK);
+  const vector = task === undefined ? [] : await (inWorker ?? vectorCandidates(deps.db, task));
 
   let cited: CitedHit[] = [];
   let citationOnly = false;

@@ -66,7 +66,7 @@ describe("regkb CLI (compiled binary)", () => {
 });
 
 describe("the binary alone", () => {
-  test("starts from an empty folder with no node_modules and answers /healthz; backup while serving is consistent", async () => {
+  test("starts from an empty folder with no node_modules, answers /healthz and a search; backup while serving is consistent", async () => {
     const empty = tempDir("regkb-empty-");
     const binaryCopy = join(empty, "regkb");
     await Bun.write(binaryCopy, Bun.file(requireBinary()));
@@ -84,8 +84,20 @@ describe("the binary alone", () => {
       const health = await fetch(`${url}/healthz`).then((r) => r.json());
       expect(health).toEqual({ status: "ok", version: expect.any(String), database: "ok" });
 
-      // Writes keep arriving from the CLI while the backup runs; the copy is one consistent snapshot.
+      // A search runs its vector half on a worker thread, whose entry point is inside the binary too.
       const run = (...args: string[]) => runBinary([...args, "--data-dir", serverData, "--json"], { cwd: empty });
+      expect(run("corpus", "import", "--sample").exitCode).toBe(0);
+      const org = run("org", "create", "--name", "Searcher", "--jurisdictions", "eu").json;
+      run("credits", "top-up", "--org", org.id, "--amount-pence", "100");
+      const key = run("key", "create", "--org", org.id).json.key;
+      const search = await fetch(`${url}/v1/search`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ query: "notify the supervisory authority of a personal data breach" }),
+      }).then((r) => r.json());
+      expect(search.results.map((r: { citationPath: string }) => r.citationPath)).toContainEqual(expect.stringMatching(/^GDPR > Article 33/));
+
+      // Writes keep arriving from the CLI while the backup runs; the copy is one consistent snapshot.
       run("jurisdiction", "add", "--slug", "bk", "--name", "Backup");
       const writer = (async () => {
         for (let i = 0; i < 8; i++) {
@@ -111,6 +123,8 @@ describe("the binary alone", () => {
       expect(await proc.exited).toBe(0);
       rmSync(empty, { recursive: true, force: true });
     }
+    // Warnings go to stderr: a search worker that failed to start would say so there.
+    expect(await new Response(proc.stderr).text()).not.toContain("search_worker_failed");
   });
 });
 

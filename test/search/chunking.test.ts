@@ -61,4 +61,12 @@ describe("citation keys", () => {
     expect(ftsMatchExpression("§ 1798.82 data breach")).toBe('"1798.82" OR "data" OR "breach" OR "1798.82 data" OR "data breach"');
     expect(ftsMatchExpression("the of a")).toBeUndefined();
   });
+
+  test("common terms are left out of the OR, or all required when nothing else is left", () => {
+    const common = new Set(["personal", "data", "breach"]);
+    const isCommon = (t: string) => common.has(t);
+    expect(ftsMatchExpression("personal data breach notice", isCommon)).toBe('"notice" OR "breach notice"');
+    expect(ftsMatchExpression("definition of personal data breach", isCommon)).toBe('"definition"');
+    expect(ftsMatchExpression("personal data breach", isCommon)).toBe('"personal" AND "data" AND "breach"');
+  });
 });

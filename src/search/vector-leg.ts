@@ -1,0 +1,38 @@
+/**
+ * The vector half of a hybrid search as one self-contained task: plain data in, hits out,
+ * so it runs the same on the request's thread or on a search worker's own connection.
+ */
+import type { Database } from "bun:sqlite";
+import { mergeHits } from "./hybrid";
+import { exactVectorSearch, scopeRowCount, scopesOfSearch, vectorSearch, type SearchScope, type VectorHit } from "./store";
+
+export interface VectorTask {
+  queryVector: Float32Array;
+  orgId: string;
+  scope: SearchScope;
+  /** Jurisdictions the query names, and what of them this search may read (see mentions.ts). */
+  focus?: { jurisdictions: string[]; scope: SearchScope };
+  shortlist: number;
+  limit: number;
+  probes: number;
+}
+
+/**
+ * A named jurisdiction's passages usually number a few thousand at most: scoring them
+ * exactly through the scope index beats a second vec0 scan, whose cost grows with the
+ * whole shared partition. Past this many rows the quantized KNN is cheaper again.
+ */
+const FOCUS_EXACT_SCAN_ROWS_MAX = 3_000;
+
+export function vectorCandidates(db: Database, task: VectorTask): VectorHit[] {
+  const { queryVector, orgId, shortlist, limit, probes } = task;
+  const hits = vectorSearch(db, queryVector, orgId, task.scope, shortlist, limit, probes);
+  if (task.focus === undefined) return hits;
+  // The named jurisdictions' passages join the candidates even if the whole-scope KNN missed them.
+  const scopes = scopesOfSearch(orgId, task.focus.jurisdictions);
+  const focused =
+    scopeRowCount(db, scopes, FOCUS_EXACT_SCAN_ROWS_MAX + 1) <= FOCUS_EXACT_SCAN_ROWS_MAX
+      ? exactVectorSearch(db, queryVector, scopes, limit)
+      : vectorSearch(db, queryVector, orgId, task.focus.scope, shortlist, limit, probes);
+  return mergeHits(hits, focused, (h) => h.similarity);
+}

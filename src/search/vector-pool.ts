@@ -1,0 +1,132 @@
+/**
+ * Search worker threads. bun:sqlite is synchronous, so one thread either scores BM25 or
+ * scans vectors; a worker with its own connection scans the vectors meanwhile (WAL readers
+ * never block each other). A search then takes as long as its slower half instead of the
+ * sum of both, and concurrent searches use a second core.
+ *
+ * Workers start on first use and never keep a process alive. A worker that crashes or does
+ * not answer in time is replaced: its tasks fail and their callers run them on their own thread.
+ */
+import type { Logger } from "../log";
+import { isCompiled } from "../sys/assets";
+import type { VectorHit } from "./store";
+import type { VectorTask } from "./vector-leg";
+
+export type WorkerRequest =
+  | { type: "open"; databaseFile: string; cacheDir: string }
+  | { type: "search"; id: number; task: VectorTask }
+  | { type: "close" };
+
+export type WorkerReply = { id: number; hits: VectorHit[] } | { id: number; error: string };
+
+// Compiled, each entry point sits under the binary's root folder (scripts/build.ts adds this one).
+const WORKER_URL = isCompiled() ? "./search/vector-worker.ts" : new URL("./vector-worker.ts", import.meta.url).href;
+/** A vector task takes milliseconds; one this late means a stuck worker. */
+const TASK_TIMEOUT_MS = 30_000;
+const CLOSE_TIMEOUT_MS = 2_000;
+
+export interface VectorSearchPoolOptions {
+  databaseFile: string;
+  cacheDir: string;
+  workers: number;
+  log: Logger;
+  taskTimeoutMs?: number;
+  /** The worker's entry point; tests give workers that crash or stall. */
+  workerUrl?: string;
+}
+
+interface Pending {
+  resolve(hits: VectorHit[]): void;
+  reject(error: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+export class VectorSearchPool {
+  private readonly slots: Slot[] = [];
+  private nextId = 0;
+  private closed = false;
+
+  constructor(private readonly options: VectorSearchPoolOptions) {}
+
+  search(task: VectorTask): Promise<VectorHit[]> {
+    if (this.closed) return Promise.reject(new Error("the search workers are closed"));
+    const slot = this.pick();
+    const id = ++this.nextId;
+    const timeoutMs = this.options.taskTimeoutMs ?? TASK_TIMEOUT_MS;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.retire(slot, `no answer within ${timeoutMs} ms`), timeoutMs);
+      slot.pending.set(id, { resolve, reject, timer });
+      slot.worker.postMessage({ type: "search", id, task } satisfies WorkerRequest);
+    });
+  }
+
+  /** Workers running now (they start on first use). */
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Lets each worker close its connection, then stops it. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const slots = this.slots.splice(0);
+    await Promise.all(
+      slots.map(async (slot) => {
+        const exited = new Promise((done) => slot.worker.addEventListener("close", done));
+        slot.worker.postMessage({ type: "close" } satisfies WorkerRequest);
+        await Promise.race([exited, Bun.sleep(CLOSE_TIMEOUT_MS)]);
+        this.failPending(slot, new Error("the search workers are closed"));
+        slot.worker.terminate();
+      }),
+    );
+  }
+
+  /** An idle worker, else a new one while under the limit, else the least busy. */
+  private pick(): Slot {
+    const idle = this.slots.find((s) => s.pending.size === 0);
+    if (idle !== undefined) return idle;
+    if (this.slots.length < this.options.workers) return this.spawn();
+    return this.slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(this.options.workerUrl ?? WORKER_URL, { ref: false });
+    const slot: Slot = { worker, pending: new Map() };
+    worker.addEventListener("message", (event: MessageEvent<WorkerReply>) => this.settle(slot, event.data));
+    worker.addEventListener("error", (event: ErrorEvent) => this.retire(slot, event.message));
+    const { databaseFile, cacheDir } = this.options;
+    worker.postMessage({ type: "open", databaseFile, cacheDir } satisfies WorkerRequest);
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private settle(slot: Slot, reply: WorkerReply): void {
+    const pending = slot.pending.get(reply.id);
+    if (pending === undefined) return;
+    slot.pending.delete(reply.id);
+    clearTimeout(pending.timer);
+    if ("error" in reply) pending.reject(new Error(reply.error));
+    else pending.resolve(reply.hits);
+  }
+
+  /** Replaces a worker that crashed or stalled: its tasks fail now, the next search starts a fresh one. */
+  private retire(slot: Slot, reason: string): void {
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
+    slot.worker.terminate();
+    this.failPending(slot, new Error(`search worker failed: ${reason}`));
+    this.options.log.warn("search_worker_failed", { reason });
+  }
+
+  private failPending(slot: Slot, error: Error): void {
+    for (const pending of slot.pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(error);
+    }
+    slot.pending.clear();
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Entry point of a search worker thread (see vector-pool.ts): answers vector tasks from its
+ * own connection to the database. The connection is query-only: this thread never writes.
+ */
+import { Database } from "bun:sqlite";
+import { loadVectorExtension } from "../db/vector-extension";
+import { vectorCandidates } from "./vector-leg";
+import type { WorkerReply, WorkerRequest } from "./vector-pool";
+
+declare const self: Worker;
+
+let connection: Promise<Database> | undefined;
+
+async function openReader(databaseFile: string, cacheDir: string): Promise<Database> {
+  const db = new Database(databaseFile, { strict: true });
+  db.exec("PRAGMA query_only = ON");
+  db.exec("PRAGMA busy_timeout = 10000");
+  await loadVectorExtension(db, cacheDir);
+  return db;
+}
+
+self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
+  const message = event.data;
+  if (message.type === "open") {
+    connection = openReader(message.databaseFile, message.cacheDir);
+  } else if (message.type === "close") {
+    (await connection?.catch(() => undefined))?.close();
+    process.exit(0);
+  } else {
+    let reply: WorkerReply;
+    try {
+      if (connection === undefined) throw new Error("search worker has no database");
+      reply = { id: message.id, hits: vectorCandidates(await connection, message.task) };
+    } catch (error) {
+      reply = { id: message.id, error: error instanceof Error ? error.message : String(error) };
+    }
+    postMessage(reply);
+  }
+};

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { openDatabase } from "../../src/db/open";
+import { upsertJurisdiction } from "../../src/auth/store";
+import { createEmbedder } from "../../src/search/embedder/index";
+import { DEFAULT_SEARCH_TUNING, indexDocument, searchKnowledgeBase, type SearchDeps } from "../../src/search/service";
+import { tempDir } from "../helpers/server";
+
+// Past 5,000 passages, terms in more than a tenth of them are "common". This index has
+// 5,200: "alpha" and "beta" are each in 3,000, "gamma" in 4,000, "delta" in 200, and no
+// passage has all of alpha, beta and gamma.
+let dir: string;
+let deps: SearchDeps;
+
+const bm25 = (query: string) =>
+  searchKnowledgeBase(deps, { orgId: "org-a", query, jurisdictions: ["eu"], topK: 20 }, DEFAULT_SEARCH_TUNING, "bm25");
+
+beforeAll(async () => {
+  dir = tempDir();
+  deps = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
+  upsertJurisdiction(deps.db, { slug: "eu", name: "European Union", description: "EU" });
+  deps.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
+  const words = (i: number) => (i < 2000 ? "alpha gamma" : i < 4000 ? "beta gamma" : i < 5000 ? "alpha beta" : "delta");
+  await indexDocument(deps, {
+    documentId: "corpus:synthetic",
+    ownerOrgId: null,
+    jurisdictions: ["eu"],
+    passages: Array.from({ length: 5200 }, (_, i) => ({ source: "Synthetic Act", citationPath: `Synthetic Act > ${i}`, text: `Record ${i}: ${words(i)} ledger entry.`, position: i })),
+  });
+});
+
+afterAll(() => {
+  deps.db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a rare term decides which passages BM25 reads; common ones are left out", async () => {
+  const results = await bm25("delta alpha");
+  expect(results).toHaveLength(20);
+  expect(results.every((r) => r.content.includes("delta"))).toBe(true);
+});
+
+test("a query of common terms only needs passages with all of them", async () => {
+  const results = await bm25("alpha beta");
+  expect(results).toHaveLength(20);
+  expect(results.every((r) => r.content.includes("alpha beta"))).toBe(true);
+});
+
+test("when no passage has every common term, any of them will do", async () => {
+  const results = await bm25("alpha beta gamma");
+  expect(results).toHaveLength(20);
+  expect(results.every((r) => /alpha|beta|gamma/.test(r.content))).toBe(true);
+});

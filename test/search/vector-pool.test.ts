@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { cacheDir, databasePath, openDatabase } from "../../src/db/open";
+import { createLogger } from "../../src/log";
+import { importSampleCorpus } from "../../src/search/corpus/import";
+import { createEmbedder } from "../../src/search/embedder/index";
+import { searchKnowledgeBase, type SearchDeps, type SearchRequest } from "../../src/search/service";
+import { VectorSearchPool } from "../../src/search/vector-pool";
+import questionsFile from "../search-quality/questions.json";
+import { tempDir } from "../helpers/server";
+
+// The sample corpus searched on one thread and with the vector half on worker threads.
+let dir: string;
+let local: SearchDeps;
+let all: string[];
+const logLines: string[] = [];
+const log = createLogger("warn", (line) => logLines.push(line));
+
+function pool(options: { workerUrl?: string; taskTimeoutMs?: number; workers?: number } = {}): VectorSearchPool {
+  return new VectorSearchPool({ databaseFile: databasePath(dir), cacheDir: cacheDir(dir), workers: 2, log, ...options });
+}
+
+const fixture = (name: string) => join(import.meta.dir, "fixtures", name);
+const request = (query: string, jurisdictions = all): SearchRequest => ({ orgId: "org-a", query, jurisdictions, topK: 10 });
+
+beforeAll(async () => {
+  dir = tempDir();
+  local = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
+  await importSampleCorpus(local);
+  all = local.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
+  local.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
+});
+
+afterAll(() => {
+  local.db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("searches give the same results with the vector half on worker threads", async () => {
+  const workers = pool();
+  const threaded: SearchDeps = { ...local, vectorSearchPool: workers };
+  const requests = [
+    ...questionsFile.questions.map((q) => request(q.query)),
+    request("New York breach notice to the attorney general", ["us-ny", "us-ca", "eu"]),
+    request("right to erasure", ["eu"]),
+  ];
+  // Concurrently, so both workers are busy at once.
+  const [a, b] = await Promise.all([
+    Promise.all(requests.map((r) => searchKnowledgeBase(threaded, r))),
+    Promise.all(requests.map((r) => searchKnowledgeBase(local, r))),
+  ]);
+  expect(a).toEqual(b);
+  expect(a.every((results) => results.length > 0)).toBe(true);
+  expect(workers.size).toBe(2);
+  await workers.close();
+  expect(logLines).toEqual([]);
+});
+
+test("a worker that crashes is replaced, and its search still answers on the caller's thread", async () => {
+  const workers = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1 });
+  const expected = await searchKnowledgeBase(local, request("personal data breach notification"));
+  logLines.length = 0;
+  const first = await searchKnowledgeBase({ ...local, vectorSearchPool: workers }, request("personal data breach notification"));
+  expect(first).toEqual(expected);
+  expect(workers.size).toBe(0);
+  expect(logLines.join("")).toContain("worker blew up");
+  // The next search starts a fresh worker (which fails the same way, and is answered the same way).
+  expect(await searchKnowledgeBase({ ...local, vectorSearchPool: workers }, request("personal data breach notification"))).toEqual(expected);
+  expect(logLines).toHaveLength(2);
+  await workers.close();
+});
+
+test("a worker that never answers is retired after the task timeout", async () => {
+  const workers = pool({ workerUrl: fixture("stalled-worker.ts"), taskTimeoutMs: 300, workers: 1 });
+  const expected = await searchKnowledgeBase(local, request("security freeze on a credit report"));
+  logLines.length = 0;
+  const started = performance.now();
+  expect(await searchKnowledgeBase({ ...local, vectorSearchPool: workers }, request("security freeze on a credit report"))).toEqual(expected);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+  expect(logLines.join("")).toContain("no answer within 300 ms");
+  expect(workers.size).toBe(0);
+  await workers.close();
+});
+
+test("closing the pool closes the workers' connections and refuses new tasks", async () => {
+  const own = tempDir();
+  const db = await openDatabase(own);
+  await importSampleCorpus({ db, embedder: local.embedder });
+  db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
+  const workers = new VectorSearchPool({ databaseFile: databasePath(own), cacheDir: cacheDir(own), workers: 1, log });
+  expect(await searchKnowledgeBase({ db, embedder: local.embedder, vectorSearchPool: workers }, request("right to erasure", ["eu"]))).not.toEqual([]);
+  await workers.close();
+  await expect(workers.search({ queryVector: new Float32Array(256), orgId: "org-a", scope: { allShared: true, jurisdictions: [], orgScopes: [] }, shortlist: 50, limit: 10, probes: 16 })).rejects.toThrow("closed");
+  // The last connection to close removes the write-ahead log: none is left open in a worker.
+  db.close();
+  expect(existsSync(`${databasePath(own)}-wal`)).toBe(false);
+  rmSync(own, { recursive: true, force: true });
+});
