@@ -237,7 +237,7 @@ async function benchVectors(): Promise<void> {
         const scope = sample[i]!.jurisdictions[0]!;
         insertVector.run(id, v);
         insertScope.run(id, id, scope);
-        insertQuantized.run(id, SHARED_OWNER, UNCLUSTERED, scope, v);
+        insertQuantized.run(id, SHARED_OWNER, UNCLUSTERED, scope, v.slice(0, embedder.shortlistDimensions));
       }
     })();
     process.stdout.write(`\r  inserted ${Math.min(VECTORS, start + BATCH - 1)}/${VECTORS}`);

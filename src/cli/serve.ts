@@ -16,8 +16,11 @@ export const serveCommands: Command[] = [
       const port = optionalInteger(flags, "port", 0, 65535) ?? config.port;
       const host = optionalString(flags, "host") ?? config.host;
       const d = await deps();
-      // Fail at start, not on the first search, when the index was built by another embedder.
-      ensureSearchIndex(d);
+      // Fail at start, not on the first search, when the index was built by another embedder;
+      // rebuild an earlier version's vector table before listening, not during a request.
+      const started = performance.now();
+      const { rebuiltVectors } = ensureSearchIndex(d);
+      if (rebuiltVectors !== undefined) d.log.info("vector_table_rebuilt", { vectors: rebuiltVectors, elapsedMs: Math.round(performance.now() - started) });
       if (flags.demo) {
         // Idempotent (content hashes): imports on the first start, a quick no-op after.
         const imported = await importSampleCorpus(d);

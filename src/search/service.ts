@@ -28,7 +28,9 @@ import {
   jurisdictionNames,
   loadChunks,
   readIndexMeta,
+  rebuildVectorTable,
   replaceVectorsOfChunk,
+  shortlistDimensionsOf,
   resolveSearchScope,
   scopesOfSearch,
   vectorTableExists,
@@ -125,11 +127,14 @@ const prepared = new WeakMap<Database, string>();
 /**
  * Makes sure the vector table matches the embedder. An empty index adopts the embedder;
  * an index built with another model or dimension must be re-embedded (`regkb corpus
- * re-embed`) because its vectors are not comparable with the new query vectors.
+ * re-embed`) because its vectors are not comparable with the new query vectors. A table
+ * whose int8 copies keep other leading dimensions than the embedder's shortlist (made by
+ * an earlier version) is rebuilt from the stored vectors; `regkb serve` does this before
+ * it listens. Returns the vectors rebuilt, if any.
  */
-export function ensureSearchIndex(deps: SearchDeps): void {
-  const signature = `${deps.embedder.id}/${deps.embedder.dimensions}`;
-  if (prepared.get(deps.db) === signature) return;
+export function ensureSearchIndex(deps: SearchDeps): { rebuiltVectors?: number } {
+  const signature = `${deps.embedder.id}/${deps.embedder.dimensions}/${deps.embedder.shortlistDimensions}`;
+  if (prepared.get(deps.db) === signature) return {};
   const meta = readIndexMeta(deps.db);
   const matches = meta?.embedderId === deps.embedder.id && meta.dimensions === deps.embedder.dimensions;
   if (!matches || !vectorTableExists(deps.db)) {
@@ -140,12 +145,17 @@ export function ensureSearchIndex(deps: SearchDeps): void {
     }
     deps.db.transaction(() => {
       dropVectorTable(deps.db);
-      createVectorTable(deps.db, deps.embedder.dimensions);
+      createVectorTable(deps.db, deps.embedder.shortlistDimensions);
       clearCentroids(deps.db);
       writeIndexMeta(deps.db, { embedderId: deps.embedder.id, dimensions: deps.embedder.dimensions });
     }).immediate();
   }
+  let rebuiltVectors: number | undefined;
+  if (shortlistDimensionsOf(deps.db) !== deps.embedder.shortlistDimensions) {
+    rebuiltVectors = rebuildVectorTable(deps.db, deps.embedder.shortlistDimensions).vectors;
+  }
   prepared.set(deps.db, signature);
+  return { rebuiltVectors };
 }
 
 /**
@@ -191,7 +201,7 @@ export async function reembedAll(deps: SearchDeps, onProgress?: (p: ReembedProgr
   const names = jurisdictionNames(deps.db);
   deps.db.transaction(() => {
     dropVectorTable(deps.db);
-    createVectorTable(deps.db, deps.embedder.dimensions);
+    createVectorTable(deps.db, deps.embedder.shortlistDimensions);
     deps.db.exec("DELETE FROM search_chunk_scopes");
     deps.db.exec("DELETE FROM search_chunk_vectors");
     clearCentroids(deps.db);

