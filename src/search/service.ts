@@ -73,8 +73,9 @@ export interface SearchTuning {
   candidatesPerMethod: number;
   /**
    * Rows taken by int8 distance from each partition before full-precision re-scoring
-   * (at least 2 × topK). vec0's top-k cost grows with k; int8 keeps 98–100% of the exact
-   * top 10 within 20–50 rows on the default embedder.
+   * (at least 2 × topK; widened for large corpora, see vectorSearch). vec0's top-k cost
+   * grows with k; int8 keeps 98–100% of the exact top 10 within 20–50 rows on the default
+   * embedder up to 100k passages.
    */
   vectorShortlist: number;
   /**
@@ -433,9 +434,11 @@ export async function searchKnowledgeBase(
       probes: tuning.vectorProbes,
     };
   }
-  const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => vectorCandidates(deps.db, task));
+  // Never rejects (a failed worker yields undefined), so nothing is left unhandled if BM25 throws.
+  const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => undefined);
   const bm25 = method === "vector" ? [] : bm25Search(deps.db, query, [scope, ...(focus ? [focus] : [])], tuning.fts, candidates, topK);
-  const vector = task === undefined ? [] : await (inWorker ?? vectorCandidates(deps.db, task));
+  // A worker that failed (the pool logged why) leaves the vector half to this thread.
+  const vector = task === undefined ? [] : ((await inWorker) ?? vectorCandidates(deps.db, task));
 
   let cited: CitedHit[] = [];
   let citationOnly = false;
