@@ -5,7 +5,9 @@
  * sum of both, and concurrent searches use a second core.
  *
  * Workers start on first use and never keep a process alive. A worker that crashes or does
- * not answer in time is replaced: its tasks fail and their callers run them on their own thread.
+ * not answer in time is retired: its tasks fail and their callers run them on their own
+ * thread. A replacement starts only after a pause, so a worker that cannot start at all
+ * costs one failed start per pause, not one per search.
  */
 import type { Logger } from "../log";
 import { isCompiled } from "../sys/assets";
@@ -23,6 +25,7 @@ export type WorkerReply = { id: number; hits: VectorHit[] } | { id: number; erro
 const WORKER_URL = isCompiled() ? "./search/vector-worker.ts" : new URL("./vector-worker.ts", import.meta.url).href;
 /** A vector task takes milliseconds; one this late means a stuck worker. */
 const TASK_TIMEOUT_MS = 30_000;
+const RESPAWN_PAUSE_MS = 5_000;
 const CLOSE_TIMEOUT_MS = 2_000;
 
 export interface VectorSearchPoolOptions {
@@ -31,6 +34,8 @@ export interface VectorSearchPoolOptions {
   workers: number;
   log: Logger;
   taskTimeoutMs?: number;
+  /** How long after a worker failed no new one is started. */
+  respawnPauseMs?: number;
   /** The worker's entry point; tests give workers that crash or stall. */
   workerUrl?: string;
 }
@@ -50,12 +55,14 @@ export class VectorSearchPool {
   private readonly slots: Slot[] = [];
   private nextId = 0;
   private closed = false;
+  private noSpawnBeforeMs = 0;
 
   constructor(private readonly options: VectorSearchPoolOptions) {}
 
   search(task: VectorTask): Promise<VectorHit[]> {
     if (this.closed) return Promise.reject(new Error("the search workers are closed"));
     const slot = this.pick();
+    if (slot === undefined) return Promise.reject(new Error("no search worker: pausing after a failure"));
     const id = ++this.nextId;
     const timeoutMs = this.options.taskTimeoutMs ?? TASK_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
@@ -85,12 +92,12 @@ export class VectorSearchPool {
     );
   }
 
-  /** An idle worker, else a new one while under the limit, else the least busy. */
-  private pick(): Slot {
+  /** An idle worker, else a new one while under the limit (and not pausing), else the least busy. */
+  private pick(): Slot | undefined {
     const idle = this.slots.find((s) => s.pending.size === 0);
     if (idle !== undefined) return idle;
-    if (this.slots.length < this.options.workers) return this.spawn();
-    return this.slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+    if (this.slots.length < this.options.workers && Date.now() >= this.noSpawnBeforeMs) return this.spawn();
+    return this.slots.reduce<Slot | undefined>((a, b) => (a === undefined || b.pending.size < a.pending.size ? b : a), undefined);
   }
 
   private spawn(): Slot {
@@ -113,10 +120,12 @@ export class VectorSearchPool {
     else pending.resolve(reply.hits);
   }
 
-  /** Replaces a worker that crashed or stalled: its tasks fail now, the next search starts a fresh one. */
+  /** Stops a worker that crashed or stalled: its tasks fail now; a search after the pause starts a fresh one. */
   private retire(slot: Slot, reason: string): void {
     const index = this.slots.indexOf(slot);
-    if (index >= 0) this.slots.splice(index, 1);
+    if (index < 0) return; // already retired (a late error after a timeout)
+    this.slots.splice(index, 1);
+    this.noSpawnBeforeMs = Date.now() + (this.options.respawnPauseMs ?? RESPAWN_PAUSE_MS);
     slot.worker.terminate();
     this.failPending(slot, new Error(`search worker failed: ${reason}`));
     this.options.log.warn("search_worker_failed", { reason });

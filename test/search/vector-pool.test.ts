@@ -17,7 +17,7 @@ let all: string[];
 const logLines: string[] = [];
 const log = createLogger("warn", (line) => logLines.push(line));
 
-function pool(options: { workerUrl?: string; taskTimeoutMs?: number; workers?: number } = {}): VectorSearchPool {
+function pool(options: { workerUrl?: string; taskTimeoutMs?: number; respawnPauseMs?: number; workers?: number } = {}): VectorSearchPool {
   return new VectorSearchPool({ databaseFile: databasePath(dir), cacheDir: cacheDir(dir), workers: 2, log, ...options });
 }
 
@@ -58,7 +58,7 @@ test("searches give the same results with the vector half on worker threads", as
 });
 
 test("a worker that crashes is replaced, and its search still answers on the caller's thread", async () => {
-  const workers = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1 });
+  const workers = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1, respawnPauseMs: 0 });
   const expected = await searchKnowledgeBase(local, request("personal data breach notification"));
   logLines.length = 0;
   const first = await searchKnowledgeBase({ ...local, vectorSearchPool: workers }, request("personal data breach notification"));
@@ -71,8 +71,18 @@ test("a worker that crashes is replaced, and its search still answers on the cal
   await workers.close();
 });
 
+test("after a failure no worker starts for a pause: searches run on the caller's thread meanwhile", async () => {
+  const workers = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1, respawnPauseMs: 60_000 });
+  const expected = await searchKnowledgeBase(local, request("right to data portability"));
+  logLines.length = 0;
+  for (let i = 0; i < 3; i++) expect(await searchKnowledgeBase({ ...local, vectorSearchPool: workers }, request("right to data portability"))).toEqual(expected);
+  expect(logLines).toHaveLength(1);
+  expect(workers.size).toBe(0);
+  await workers.close();
+});
+
 test("a worker that never answers is retired after the task timeout", async () => {
-  const workers = pool({ workerUrl: fixture("stalled-worker.ts"), taskTimeoutMs: 300, workers: 1 });
+  const workers = pool({ workerUrl: fixture("stalled-worker.ts"), taskTimeoutMs: 300, workers: 1, respawnPauseMs: 0 });
   const expected = await searchKnowledgeBase(local, request("security freeze on a credit report"));
   logLines.length = 0;
   const started = performance.now();
