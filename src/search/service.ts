@@ -388,11 +388,13 @@ function commonTermPredicate(db: Database): (term: string) => boolean {
 function bm25Search(db: Database, query: string, scopes: readonly SearchScope[], weights: FtsWeights, candidates: number, wanted: number): FtsHit[] {
   const search = (match: string) =>
     scopes.map((s) => ftsSearch(db, match, s, weights, candidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
-  const match = ftsMatchExpression(query, commonTermPredicate(db));
+  const isCommon = commonTermPredicate(db);
+  const match = ftsMatchExpression(query, isCommon);
   if (match === undefined) return [];
   const hits = search(match);
-  const anyTerm = ftsMatchExpression(query);
-  return hits.length >= wanted || anyTerm === match ? hits : search(anyTerm!);
+  // Only a query of common terms alone requires every term, so only it can come back short for that.
+  if (hits.length >= wanted || !queryTerms(query).every(isCommon)) return hits;
+  return search(ftsMatchExpression(query)!);
 }
 
 /**

@@ -109,9 +109,9 @@ export function shortlistDimensionsOf(db: Database): number | undefined {
  * of the exact top 10 even with a 200-row shortlist, int8 98–100% with 20–50 rows.
  */
 export function createVectorTable(db: Database, shortlistDimensions: number): void {
-  const dimensions = shortlistDimensions;
-  if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 8192 || dimensions % 8 !== 0) {
-    throw new Error(`embedder dimensions must be a multiple of 8 from 8 to 8192, got ${dimensions}`);
+  const d = shortlistDimensions;
+  if (!Number.isInteger(d) || d < 8 || d > 8192 || d % 8 !== 0) {
+    throw new Error(`embedder shortlist dimensions must be a multiple of 8 from 8 to 8192, got ${d}`);
   }
   // Partitioned by owner (a search reads the shared partition and its own organisation's)
   // and by inverted-file cluster (a search of a large shared corpus reads only the clusters
@@ -121,7 +121,7 @@ export function createVectorTable(db: Database, shortlistDimensions: number): vo
     owner TEXT PARTITION KEY,
     cluster INTEGER PARTITION KEY,
     jurisdiction TEXT,
-    embedding_int8 INT8[${dimensions}]
+    embedding_int8 INT8[${d}]
   )`);
 }
 
@@ -190,17 +190,19 @@ export function insertVectors(db: Database, chunkId: number, ownerOrgId: string 
   // Organisations' passages stay unclustered: a search scans its own organisation's whole partition.
   const centroids = ownerOrgId === null ? loadCentroids(db) : undefined;
   const cluster = centroids === undefined ? UNCLUSTERED : nearestCentroid(centroids, vector) + 1;
+  const prefix = vector.slice(0, shortlistDimensionsOf(db));
   for (const slug of slugs) {
     const scope = ownerOrgId === null ? slug : orgScope(ownerOrgId, slug);
     const { lastInsertRowid } = scopeRow.run(chunkId, scope);
-    insertQuantized(db, Number(lastInsertRowid), owner, cluster, slug, vector);
+    insertQuantized(db, Number(lastInsertRowid), owner, cluster, slug, prefix);
   }
 }
 
-function insertQuantized(db: Database, vecRowid: number, owner: string, cluster: number, jurisdiction: string, vector: Float32Array): void {
+/** `prefix`: the vector's leading dimensions the table keeps (see shortlistDimensionsOf). */
+function insertQuantized(db: Database, vecRowid: number, owner: string, cluster: number, jurisdiction: string, prefix: Float32Array): void {
   db.query(
     `INSERT INTO ${VECTOR_TABLE} (rowid, owner, cluster, jurisdiction, embedding_int8) VALUES (?, ?, ?, ?, vec_quantize_int8(?, 'unit'))`,
-  ).run(vecRowid, owner, cluster, jurisdiction, vector.slice(0, shortlistDimensionsOf(db)));
+  ).run(vecRowid, owner, cluster, jurisdiction, prefix);
 }
 
 // ---------- inverted-file clusters of the shared corpus ----------
@@ -295,13 +297,14 @@ export function clusterSharedVectors(db: Database, dimensions: number, options: 
     upsert.run("ivf_id", uuidv7());
     upsert.run("ivf_vectors", String(total));
     const del = db.query(`DELETE FROM ${VECTOR_TABLE} WHERE rowid = ?`);
+    const kept = shortlistDimensionsOf(db);
     for (let after = 0; ; ) {
       const rows = sharedRowsAfter(db, after, RECLUSTER_BATCH_ROWS);
       if (rows.length === 0) break;
       for (const r of rows) {
         const vector = floatsOfBlob(r.embedding);
         del.run(r.vecRowid);
-        insertQuantized(db, r.vecRowid, SHARED_OWNER, nearestCentroid(centroids, vector) + 1, r.scope, vector);
+        insertQuantized(db, r.vecRowid, SHARED_OWNER, nearestCentroid(centroids, vector) + 1, r.scope, vector.slice(0, kept));
       }
       after = rows[rows.length - 1]!.vecRowid;
     }
@@ -331,11 +334,12 @@ export function rebuildVectorTable(db: Database, shortlistDimensions: number): {
       if (rows.length === 0) break;
       for (const r of rows) {
         const vector = floatsOfBlob(r.embedding);
+        const prefix = vector.slice(0, shortlistDimensions);
         if (r.ownerOrgId === null) {
           const cluster = centroids === undefined ? UNCLUSTERED : nearestCentroid(centroids, vector) + 1;
-          insertQuantized(db, r.vecRowid, SHARED_OWNER, cluster, r.scope, vector);
+          insertQuantized(db, r.vecRowid, SHARED_OWNER, cluster, r.scope, prefix);
         } else {
-          insertQuantized(db, r.vecRowid, r.ownerOrgId, UNCLUSTERED, r.scope.slice(orgScope(r.ownerOrgId, "").length), vector);
+          insertQuantized(db, r.vecRowid, r.ownerOrgId, UNCLUSTERED, r.scope.slice(orgScope(r.ownerOrgId, "").length), prefix);
         }
       }
       vectors += rows.length;
@@ -455,6 +459,12 @@ export interface VectorHit {
 }
 
 /**
+ * A denser corpus has more near-ties at int8 precision, more so on an embedder's shortlist
+ * prefix: over 1M vectors, 100 rows kept 98% of the exact top 10 where 50 kept 92%.
+ */
+const SHORTLIST_ROWS_PER_CLUSTERED_VECTOR = 100 / 1_000_000;
+
+/**
  * KNN inside what a search may see: the shared partition filtered to `jurisdictions`, and
  * the organisation's own partition filtered to `jurisdictions` plus its documents that
  * apply everywhere. Filtering happens inside vec0's scan (metadata column), so a small
@@ -467,12 +477,6 @@ export interface VectorHit {
  * are read, nearest first, until they do or none is left. A large corpus's shortlist is
  * wider (see SHORTLIST_ROWS_PER_CLUSTERED_VECTOR).
  */
-/**
- * A denser corpus has more near-ties at int8 precision, more so on an embedder's shortlist
- * prefix: over 1M vectors, 100 rows kept 98% of the exact top 10 where 50 kept 92%.
- */
-const SHORTLIST_ROWS_PER_CLUSTERED_VECTOR = 100 / 1_000_000;
-
 export function vectorSearch(
   db: Database,
   query: Float32Array,

@@ -7,8 +7,8 @@ import { DEFAULT_SEARCH_TUNING, indexDocument, searchKnowledgeBase, type SearchD
 import { tempDir } from "../helpers/server";
 
 // Past 5,000 passages, terms in more than a tenth of them are "common". This index has
-// 5,200: "alpha" and "beta" are each in 3,000, "gamma" in 4,000, "delta" in 200, and no
-// passage has all of alpha, beta and gamma.
+// 5,200: "alpha" and "beta" are each in 3,000, "gamma" in 4,000, "delta" in 200, "epsilon"
+// in 3, and no passage has all of alpha, beta and gamma.
 let dir: string;
 let deps: SearchDeps;
 
@@ -20,7 +20,7 @@ beforeAll(async () => {
   deps = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
   upsertJurisdiction(deps.db, { slug: "eu", name: "European Union", description: "EU" });
   deps.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
-  const words = (i: number) => (i < 2000 ? "alpha gamma" : i < 4000 ? "beta gamma" : i < 5000 ? "alpha beta" : "delta");
+  const words = (i: number) => (i < 2000 ? "alpha gamma" : i < 4000 ? "beta gamma" : i < 5000 ? "alpha beta" : i < 5003 ? "delta epsilon" : "delta");
   await indexDocument(deps, {
     documentId: "corpus:synthetic",
     ownerOrgId: null,
@@ -38,6 +38,12 @@ test("a rare term decides which passages BM25 reads; common ones are left out", 
   const results = await bm25("delta alpha");
   expect(results).toHaveLength(20);
   expect(results.every((r) => r.content.includes("delta"))).toBe(true);
+});
+
+test("a rare term that few passages have is not padded out with common ones", async () => {
+  const results = await bm25("epsilon alpha");
+  expect(results.map((r) => r.content)).toEqual(expect.arrayContaining([expect.stringContaining("delta epsilon")]));
+  expect(results).toHaveLength(3);
 });
 
 test("a query of common terms only needs passages with all of them", async () => {
