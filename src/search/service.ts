@@ -30,12 +30,14 @@ import {
   readIndexMeta,
   rebuildVectorTable,
   replaceVectorsOfChunk,
+  rewriteOrganisationFtsRows,
   shortlistDimensionsOf,
   resolveSearchScope,
   scopesOfSearch,
   vectorTableExists,
   writeIndexMeta,
   type FtsHit,
+  type FtsText,
   type SearchScope,
   type FtsWeights,
   type NewChunk,
@@ -155,8 +157,24 @@ export function ensureSearchIndex(deps: SearchDeps): { rebuiltVectors?: number }
   if (shortlistDimensionsOf(deps.db) !== deps.embedder.shortlistDimensions) {
     rebuiltVectors = rebuildVectorTable(deps.db, deps.embedder.shortlistDimensions).vectors;
   }
+  markOrganisationPassages(deps.db);
   prepared.set(deps.db, signature);
   return { rebuiltVectors };
+}
+
+/**
+ * BM25 rows of organisation passages written before they carried the organisation-passage
+ * token get it, once: a search of the whole shared corpus relies on it to leave other
+ * organisations' passages out.
+ */
+function markOrganisationPassages(db: Database): void {
+  const done = db.query<{ value: string }, []>("SELECT value FROM search_index_meta WHERE key = 'fts_organisation_token'").get();
+  if (done !== null) return;
+  db.transaction(() => {
+    const names = jurisdictionNames(db);
+    rewriteOrganisationFtsRows(db, (c) => ftsText({ ...c, citationPath: c.citation_path, jurisdictions: JSON.parse(c.jurisdiction_slugs) as string[] }, names));
+    db.query("INSERT INTO search_index_meta (key, value) VALUES ('fts_organisation_token', '1')").run();
+  }).immediate();
 }
 
 /**
@@ -261,6 +279,12 @@ function embeddingText(heading: string, content: string, jurisdictions: readonly
   return [where, heading, content].filter((s) => s !== "").join("\n");
 }
 
+/** BM25 columns of a passage: where it applies (names and slugs), its source and citation; heading; text. */
+function ftsText(chunk: Pick<NewChunk, "jurisdictions" | "source" | "citationPath" | "heading" | "content">, names: Map<string, string>): FtsText {
+  const where = chunk.jurisdictions.map((s) => `${names.get(s) ?? ""} ${s}`).join(" ");
+  return { citation: `${where} ${chunk.source} ${chunk.citationPath}`, heading: chunk.heading, body: chunk.content };
+}
+
 function contentHash(chunk: Omit<NewChunk, "contentHash">): string {
   const hasher = new Bun.CryptoHasher("sha256");
   hasher.update(JSON.stringify([chunk.ownerOrgId, chunk.source, chunk.citationPath, chunk.heading, chunk.content, chunk.jurisdictions]));
@@ -306,14 +330,7 @@ export async function indexDocument(
   deps.db.transaction(() => {
     for (const s of stale) deleteChunk(deps.db, s.id);
     changed.forEach((c, i) => {
-      const where = c.jurisdictions.map((s) => `${names.get(s) ?? ""} ${s}`).join(" ");
-      insertChunk(
-        deps.db,
-        c,
-        { citation: `${where} ${c.source} ${c.citationPath}`, heading: c.heading, body: c.content },
-        citationKeysOfPath(c.citationPath),
-        vectors[i]!,
-      );
+      insertChunk(deps.db, c, ftsText(c, names), citationKeysOfPath(c.citationPath), vectors[i]!);
     });
   }).immediate();
   // Only the shared corpus is clustered, and only its import (a CLI command) pays for training.

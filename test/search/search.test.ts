@@ -106,6 +106,7 @@ describe("organisation documents", () => {
   test("match their own organisation only, by jurisdiction; no jurisdictions matches every search", async () => {
     const sources = async (orgId: string, jurisdictions: string[]) => (await search(orgId, "Zorblax", jurisdictions, 50)).map((r) => r.source);
     expect(await sources("org-a", ["us-ny"])).toEqual(expect.arrayContaining(["policy-ny.pdf", "policy-global.pdf"]));
+    expect(await sources("org-a", all)).toEqual(expect.arrayContaining(["policy-ny.pdf", "policy-global.pdf"]));
     const euOnly = await sources("org-a", ["eu"]);
     expect(euOnly).toContain("policy-global.pdf");
     expect(euOnly).not.toContain("policy-ny.pdf");
