@@ -74,6 +74,9 @@ export function scopesOfSearch(orgId: string, jurisdictions: readonly string[]):
   return [...jurisdictions, ...jurisdictions.map((s) => orgScope(orgId, s)), orgScope(orgId, "*")];
 }
 
+/** Rows read per query while rebuilding, sampling or moving index rows: bounds memory. */
+const REBUILD_BATCH_ROWS = 10_000;
+
 // ---------- index metadata and the vector table ----------
 
 export interface IndexMeta {
@@ -185,11 +188,8 @@ export interface FtsText {
 }
 
 function insertFtsRow(db: Database, chunkId: number, ownerOrgId: string | null, jurisdictions: readonly string[], fts: FtsText): void {
-  // A shared passage also carries the shared-owner token, an organisation's the organisation-passage token.
-  const tokens = [
-    ...scopesOfChunk(ownerOrgId, jurisdictions).map(scopeToken),
-    ownerOrgId === null ? scopeToken(SHARED_OWNER) : ORGANISATION_PASSAGE_TOKEN,
-  ];
+  const tokens = scopesOfChunk(ownerOrgId, jurisdictions).map(scopeToken);
+  if (ownerOrgId !== null) tokens.push(ORGANISATION_PASSAGE_TOKEN);
   db.query("INSERT INTO search_fts (rowid, citation, heading, body, scopes) VALUES (?, ?, ?, ?, ?)").run(
     chunkId,
     fts.citation,
@@ -203,14 +203,15 @@ function insertFtsRow(db: Database, chunkId: number, ownerOrgId: string | null, 
  * Rewrites the BM25 row of every organisation passage (`text` gives its columns), so rows
  * written before the organisation-passage token existed carry it.
  */
-export function rewriteOrganisationFtsRows(db: Database, text: (chunk: ChunkRow) => FtsText): number {
-  const chunks = db.query<ChunkRow, []>("SELECT * FROM search_chunks WHERE owner_org_id IS NOT NULL").all();
+export function rewriteOrganisationFtsRows(db: Database, text: (chunk: ChunkRow) => FtsText): void {
+  const batch = db.query<ChunkRow, [number, number]>("SELECT * FROM search_chunks WHERE owner_org_id IS NOT NULL AND id > ? ORDER BY id LIMIT ?");
   const del = db.query("DELETE FROM search_fts WHERE rowid = ?");
-  for (const c of chunks) {
-    del.run(c.id);
-    insertFtsRow(db, c.id, c.owner_org_id, JSON.parse(c.jurisdiction_slugs) as string[], text(c));
+  for (let chunks = batch.all(0, REBUILD_BATCH_ROWS); chunks.length > 0; chunks = batch.all(chunks.at(-1)!.id, REBUILD_BATCH_ROWS)) {
+    for (const c of chunks) {
+      del.run(c.id);
+      insertFtsRow(db, c.id, c.owner_org_id, JSON.parse(c.jurisdiction_slugs) as string[], text(c));
+    }
   }
-  return chunks.length;
 }
 
 export function insertVectors(db: Database, chunkId: number, ownerOrgId: string | null, jurisdictions: readonly string[], vector: Float32Array): void {
@@ -304,8 +305,6 @@ function sharedRowsAfter(db: Database, afterRowid: number, limit: number): { vec
     .all(afterRowid, limit);
 }
 
-/** Rows read per query while sampling and moving vectors: bounds memory. */
-const RECLUSTER_BATCH_ROWS = 10_000;
 
 /**
  * Trains centroids over the shared corpus's vectors and moves every shared vector into the
@@ -317,7 +316,7 @@ export function clusterSharedVectors(db: Database, dimensions: number, options: 
   const stride = Math.max(1, Math.floor(total / options.sampleVectors));
   const sample: Float32Array[] = [];
   for (let after = 0, seen = 0; ; ) {
-    const rows = sharedRowsAfter(db, after, RECLUSTER_BATCH_ROWS);
+    const rows = sharedRowsAfter(db, after, REBUILD_BATCH_ROWS);
     if (rows.length === 0) break;
     for (const r of rows) if (seen++ % stride === 0) sample.push(floatsOfBlob(r.embedding));
     after = rows[rows.length - 1]!.vecRowid;
@@ -333,7 +332,7 @@ export function clusterSharedVectors(db: Database, dimensions: number, options: 
     const del = db.query(`DELETE FROM ${VECTOR_TABLE} WHERE rowid = ?`);
     const kept = shortlistDimensionsOf(db);
     for (let after = 0; ; ) {
-      const rows = sharedRowsAfter(db, after, RECLUSTER_BATCH_ROWS);
+      const rows = sharedRowsAfter(db, after, REBUILD_BATCH_ROWS);
       if (rows.length === 0) break;
       for (const r of rows) {
         const vector = floatsOfBlob(r.embedding);
@@ -364,7 +363,7 @@ export function rebuildVectorTable(db: Database, shortlistDimensions: number): {
            FROM search_chunk_scopes s JOIN search_chunk_vectors v ON v.chunk_id = s.chunk_id JOIN search_chunks c ON c.id = s.chunk_id
            WHERE s.vec_rowid > ? ORDER BY s.vec_rowid LIMIT ?`,
         )
-        .all(after, RECLUSTER_BATCH_ROWS);
+        .all(after, REBUILD_BATCH_ROWS);
       if (rows.length === 0) break;
       for (const r of rows) {
         const vector = floatsOfBlob(r.embedding);
