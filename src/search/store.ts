@@ -528,11 +528,13 @@ export function vectorSearch(
   probes: number,
 ): VectorHit[] {
   const rowids: number[] = [];
+  // The leading dimensions the int8 copies keep, looked up once for every partition scanned.
+  const prefix = query.slice(0, shortlistDimensionsOf(db));
   if (scope.allShared || scope.jurisdictions.length > 0) {
     const filter = scope.allShared ? [] : [...scope.jurisdictions];
     const centroids = loadCentroids(db);
     if (centroids === undefined) {
-      rowids.push(...knnRowids(db, query, SHARED_OWNER, [undefined], filter, shortlist));
+      rowids.push(...knnRowids(db, prefix, SHARED_OWNER, [undefined], filter, shortlist));
     } else {
       const wide = Math.max(shortlist, Math.ceil((clusteredVectorCount(db) ?? 0) * SHORTLIST_ROWS_PER_CLUSTERED_VECTOR));
       const order = nearestCentroids(centroids, query, centroids.count);
@@ -541,7 +543,7 @@ export function vectorSearch(
       let next = [UNCLUSTERED, ...order.slice(0, read).map((c) => c + 1)];
       let found: { rowid: number; distance: number }[] = [];
       for (let batch = probes; ; batch *= 2) {
-        found = found.concat(knnHits(db, query, SHARED_OWNER, next, filter, wide));
+        found = found.concat(knnHits(db, prefix, SHARED_OWNER, next, filter, wide));
         if (found.length >= wide || read >= order.length) break;
         next = order.slice(read, read + batch).map((c) => c + 1);
         read += next.length;
@@ -552,7 +554,7 @@ export function vectorSearch(
   }
   if (scope.orgScopes.length > 0) {
     const slugs = scope.orgScopes.map((s) => s.slice(orgScope(orgId, "").length));
-    rowids.push(...knnRowids(db, query, orgId, [undefined], slugs, shortlist));
+    rowids.push(...knnRowids(db, prefix, orgId, [undefined], slugs, shortlist));
   }
   if (rowids.length === 0) return [];
   // GROUP BY: a passage in several jurisdictions has one row per jurisdiction but counts once.
@@ -569,10 +571,11 @@ export function vectorSearch(
 /**
  * int8 KNN in each given cluster partition of `owner` (undefined: all of the owner's
  * clusters), jurisdiction-filtered inside each scan; `shortlist` nearest rows per partition.
+ * `prefix`: the query's leading dimensions the table keeps (see shortlistDimensionsOf).
  */
 function knnHits(
   db: Database,
-  query: Float32Array,
+  prefix: Float32Array,
   owner: string,
   clusters: readonly (number | undefined)[],
   jurisdictions: readonly string[],
@@ -580,7 +583,6 @@ function knnHits(
 ): { rowid: number; distance: number }[] {
   const parts: string[] = [];
   const params: (Float32Array | string | number)[] = [];
-  const prefix = query.slice(0, shortlistDimensionsOf(db));
   for (const cluster of clusters) {
     parts.push(
       `SELECT rowid, distance FROM ${VECTOR_TABLE} WHERE embedding_int8 MATCH vec_quantize_int8(?, 'unit') AND k = ? AND owner = ?` +
@@ -592,8 +594,8 @@ function knnHits(
   return db.query<{ rowid: number; distance: number }, (Float32Array | string | number)[]>(parts.join(" UNION ALL ")).all(...params);
 }
 
-function knnRowids(db: Database, query: Float32Array, owner: string, clusters: readonly (number | undefined)[], jurisdictions: readonly string[], shortlist: number): number[] {
-  return knnHits(db, query, owner, clusters, jurisdictions, shortlist).map((h) => h.rowid);
+function knnRowids(db: Database, prefix: Float32Array, owner: string, clusters: readonly (number | undefined)[], jurisdictions: readonly string[], shortlist: number): number[] {
+  return knnHits(db, prefix, owner, clusters, jurisdictions, shortlist).map((h) => h.rowid);
 }
 
 /** Rows (passage × scope) the given scopes hold, counting no further than `cap`. */
