@@ -90,7 +90,8 @@ export function stripeWebhookRoutes(deps: Deps) {
           "For Stripe only: no bearer key; the Stripe-Signature header is verified against the raw body with " +
           "REGKB_STRIPE_WEBHOOK_SECRET (300 s tolerance). checkout.session.completed (payment_status paid) and " +
           "checkout.session.async_payment_succeeded credit the stored order's amount exactly once. Unknown orders and other " +
-          "event types are acknowledged with 200 and ignored; a bad signature is 400 invalid_signature.",
+          "event types are acknowledged with 200 and ignored; a bad signature is 400 invalid_signature; a signed body that is not " +
+          "JSON, or a checkout event without the fields it needs (id, type, data.object.id), is 400 validation_failed.",
         tags: ["Credits"],
         security: [],
       },
