@@ -76,7 +76,7 @@ describe("sign-in limits hold under parallel attempts", () => {
     for (let i = 0; i < LOGIN_FAILURES_PER_IP_MAX + 5; i++) {
       expect((await new DashboardClient(server.url).signIn("steady@example.com", password)).status).toBe(303);
     }
-    const attempts = server.deps.db.query<{ n: number }, []>("SELECT count(*) AS n FROM login_attempts WHERE subject LIKE 'ip:%' AND at_ms > ?").get(nowMs - LOGIN_WINDOW_MS);
+    const attempts = server.deps.db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM login_attempts WHERE subject LIKE 'ip:%' AND at_ms > ?").get(nowMs - LOGIN_WINDOW_MS);
     expect(attempts).toEqual({ n: 0 });
     for (let i = 0; i < LOGIN_FAILURES_PER_EMAIL_MAX; i++) {
       expect((await new DashboardClient(server.url).signIn("steady@example.com", `wrong ${i}`)).status).toBe(401);
