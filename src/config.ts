@@ -6,10 +6,16 @@ import { embedderConfigFromEnv, type EmbedderConfig } from "./search/embedder/in
 
 /**
  * Every setting in one place: env var, default and bounds. Flags given on the command
- * line (`--data-dir`, `--port`, `--host`) override the environment.
+ * line (`--data-dir`, `--port`, `--host`, `--init`) override the environment, and
+ * everything derived from them (the default public URL) is derived after they apply.
  */
 export interface Config {
   dataDir: string;
+  /**
+   * `--init` only (no env var, so it cannot stay set by accident): start a new database even
+   * though the data directory already holds another install's documents or cache.
+   */
+  initDatabase: boolean;
   host: string;
   port: number;
   logLevel: LogLevel;
@@ -53,6 +59,7 @@ export interface Flags {
   dataDir?: string;
   host?: string;
   port?: number;
+  init?: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -106,6 +113,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
   const port = flags.port ?? integer(env, "REGKB_PORT", 8080, 0, 65535);
   return {
     dataDir: resolve(flags.dataDir ?? optional(env, "REGKB_DATA_DIR") ?? "regkb-data"),
+    initDatabase: flags.init === true,
     host,
     port,
     logLevel: oneOf(env, "REGKB_LOG_LEVEL", "info", ["info", "warn", "error", "silent"] as const),
@@ -114,7 +122,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
     pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),
     pdfParsersMax: integer(env, "REGKB_PDF_PARSERS", 2, 1, 16),
-    publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host}:${port}`)!,
+    publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host.includes(":") ? `[${host}]` : host}:${port}`)!,
     stripeSecretKey: optional(env, "REGKB_STRIPE_SECRET_KEY"),
     stripeWebhookSecret: optional(env, "REGKB_STRIPE_WEBHOOK_SECRET"),
     stripeApiBase: url(env, "REGKB_STRIPE_API_BASE", undefined),

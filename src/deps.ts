@@ -40,7 +40,7 @@ export interface DepsOverrides {
 }
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
-  const db = await openDatabase(config.dataDir, config.sqliteSynchronous);
+  const db = await openDatabase(config.dataDir, config.sqliteSynchronous, { init: config.initDatabase });
   const embedder = await createEmbedder(config.embedder);
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.logLevel);
