@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { systemClock, type Clock } from "./clock";
 import type { Config } from "./config";
 import { cacheDir, databasePath, openDatabase } from "./db/open";
+import { StorageMonitor } from "./db/storage";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
 import { Metrics } from "./http/metrics";
 import { RateLimiter } from "./http/rate-limit";
@@ -21,6 +22,8 @@ export interface Deps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /** Whether the data directory's disk is full (503 storage_full, /healthz). */
+  storage: StorageMonitor;
   rateLimiter: RateLimiter;
   /** PDF parsing in killable child processes (page counts at upload, text at ingestion). */
   pdf: PdfParser;
@@ -51,6 +54,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     clock,
     log,
     metrics,
+    storage: new StorageMonitor({ dataDir: config.dataDir, clock, log }),
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
     embedder,
     vectorSearchPool:

@@ -54,7 +54,6 @@ export function creditRoutes(deps: Deps) {
           amountPence: t.Integer(),
         }),
         409: ErrorBody,
-        503: ErrorBody,
         ...commonErrors,
       },
       detail: {

@@ -73,7 +73,7 @@ export function executionsRoutes(deps: Deps) {
       },
       {
         body: CreateExecutionBody,
-        response: { 202: CreatedSchema, 402: ErrorBody, 409: ErrorBody, 503: ErrorBody, ...commonErrors },
+        response: { 202: CreatedSchema, 402: ErrorBody, 409: ErrorBody, ...commonErrors },
         detail: {
           parameters: [IDEMPOTENCY_KEY_PARAMETER],
           summary: "Run Python in the sandbox",

@@ -1,6 +1,7 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Deps } from "../deps";
-import { ApiError } from "./errors";
+import { isStorageFull } from "../db/storage";
+import { ApiError, storageFull } from "./errors";
 import { requestInfo } from "./request-context";
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
@@ -31,7 +32,8 @@ function coercedQueryField(error: ValidationError, request: Request): string {
 
 /**
  * Every error leaves as the Error body with a stable code. Validation (Elysia's 422)
- * becomes 400 validation_failed naming the field; anything unexpected is a 500 with
+ * becomes 400 validation_failed naming the field; a full disk (SQLITE_FULL, ENOSPC) is
+ * 503 storage_full, logged at most once a minute; anything else unexpected is a 500 with
  * no stack trace or SQL in the body — those go to the log with the request id.
  */
 export function errorHandler(deps: Deps) {
@@ -43,8 +45,17 @@ export function errorHandler(deps: Deps) {
     }
     if (code === "PARSE") return json(400, { error: "validation_failed", details: "body: malformed request body" });
     if (code === "NOT_FOUND") return json(404, { error: "not_found", details: "no such route" });
+    if (isStorageFull(error)) return full(deps, request);
     return internal(deps, request, error);
   });
+}
+
+/** The failed write rolled back (money moves in one transaction), so nothing was charged. */
+function full(deps: Deps, request: Request): Response {
+  const info = requestInfo(request);
+  deps.storage.noteFull({ requestId: info?.id ?? null, route: info?.route ?? null });
+  const refusal = storageFull();
+  return json(refusal.status, refusal.body(), refusal.headers);
 }
 
 function internal(deps: Deps, request: Request, error: unknown): Response {

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { STORAGE_FULL_RETRY_AFTER_SECONDS } from "../db/storage";
 
 /** The Error body of interface.md §7: a stable snake_case code and a human sentence. */
 export const ErrorBody = t.Object(
@@ -31,10 +32,16 @@ export const unauthorized = (details?: string) =>
 export const insufficientCredit = (availablePence: number, requiredPence: number) =>
   new ApiError(402, "insufficient_credit", `available ${availablePence} pence, required ${requiredPence} pence`);
 
+export const storageFull = () =>
+  new ApiError(503, "storage_full", "the server's disk is full; nothing was charged or stored, try again later", {
+    "retry-after": String(STORAGE_FULL_RETRY_AFTER_SECONDS),
+  });
+
 /** Error responses every authenticated route can give, for the OpenAPI document. */
 export const commonErrors = {
   400: ErrorBody,
   401: ErrorBody,
   429: ErrorBody,
   500: ErrorBody,
+  503: ErrorBody,
 } as const;

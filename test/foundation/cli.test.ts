@@ -82,7 +82,7 @@ describe("the binary alone", () => {
     try {
       const url = await readListeningUrl(proc.stdout);
       const health = await fetch(`${url}/healthz`).then((r) => r.json());
-      expect(health).toEqual({ status: "ok", version: expect.any(String), database: "ok" });
+      expect(health).toEqual({ status: "ok", version: expect.any(String), database: "ok", storage: "ok" });
 
       // A search runs its vector half on a worker thread, whose entry point is inside the binary too.
       const run = (...args: string[]) => runBinary([...args, "--data-dir", serverData, "--json"], { cwd: empty });

@@ -8,10 +8,10 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 describe("operational endpoints", () => {
-  test("/healthz answers without auth with version and database state", async () => {
+  test("/healthz answers without auth with version, database and storage state", async () => {
     const res = await server.api("/healthz");
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: "ok", version: expect.any(String), database: "ok" });
+    expect(res.body).toEqual({ status: "ok", version: expect.any(String), database: "ok", storage: "ok" });
   });
 
   test("/metrics counts requests by route and status and exports a latency histogram", async () => {
