@@ -73,7 +73,8 @@ console.log(`deadline → run returned (kill latency, incl. hand-over): p50 ${Ma
 await pool.close();
 
 // 4. POST → running through the real API with a warm pool of 2.
-const config = loadConfig({ REGKB_LOG_LEVEL: "warn", REGKB_SANDBOX_POOL_SIZE: "2" }, { dataDir, port: 0, host: "127.0.0.1" });
+// init: the cache/ filled above sits beside a database that is new on purpose.
+const config = loadConfig({ REGKB_LOG_LEVEL: "warn", REGKB_SANDBOX_POOL_SIZE: "2" }, { dataDir, port: 0, host: "127.0.0.1", init: true });
 const deps = await createDeps(config);
 const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
 const org = createOrganisation(deps, { name: "Bench", jurisdictions: [] });
