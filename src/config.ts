@@ -42,6 +42,11 @@ export interface Config {
   screeningConcurrency: number;
   ingestConcurrency: number;
   executionConcurrency: number;
+  /**
+   * Runs of one kind one organisation may have in progress at once, across every worker;
+   * 0 = no cap beyond the kind's concurrency. Claims are fair between organisations either way.
+   */
+  runsPerOrganisationMax: number;
   /** A run whose worker stops renewing its lease for this long is taken over. */
   runLeaseMs: number;
   runMaxAttempts: number;
@@ -133,6 +138,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     screeningConcurrency: integer(env, "REGKB_SCREENING_CONCURRENCY", 2, 1, 64),
     ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),
     executionConcurrency: integer(env, "REGKB_EXECUTION_CONCURRENCY", 2, 1, 64),
+    runsPerOrganisationMax: integer(env, "REGKB_RUNS_PER_ORGANISATION_MAX", 0, 0, 64),
     runLeaseMs: integer(env, "REGKB_RUN_LEASE_MS", 30_000, 1_000, 3_600_000),
     runMaxAttempts: integer(env, "REGKB_RUN_MAX_ATTEMPTS", 3, 1, 100),
     shutdownTimeoutMs: integer(env, "REGKB_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
