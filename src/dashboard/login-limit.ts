@@ -8,9 +8,8 @@ export const LOGIN_FAILURES_PER_EMAIL_MAX = 5;
 /** Higher than per email: several people may share an office's address. */
 export const LOGIN_FAILURES_PER_IP_MAX = 20;
 
-/** The rows one attempt holds until its outcome is known. */
+/** An attempt in progress: its address row, which a success takes back (a success clears the email's rows anyway). */
 export interface LoginAttempt {
-  emailRowId: number;
   ipRowId: number;
 }
 
@@ -39,10 +38,8 @@ export function reserveLoginAttempt(deps: Deps, email: string, clientIp: string)
         "retry-after": String(waitSeconds),
       });
     }
-    return {
-      emailRowId: store.insertLoginAttempt(deps.db, `email:${email}`, nowMs),
-      ipRowId: store.insertLoginAttempt(deps.db, `ip:${clientIp}`, nowMs),
-    };
+    store.insertLoginAttempt(deps.db, `email:${email}`, nowMs);
+    return { ipRowId: store.insertLoginAttempt(deps.db, `ip:${clientIp}`, nowMs) };
   }).immediate();
 }
 
