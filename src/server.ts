@@ -1,6 +1,6 @@
 import { buildApp } from "./app";
 import type { Deps } from "./deps";
-import { limitBody } from "./http/body-limit";
+import { limitHeaders } from "./http/header-limit";
 import { observe } from "./http/observe";
 
 /** A long-lived part of the server (run workers, sandbox pool, periodic ticks). */
@@ -18,7 +18,7 @@ export interface RunningServer {
 
 /**
  * Bun answers a bare 413 (no Error body) above this; set well above the upload limit so
- * that, for any plausible declared length, limitBody answers first with the JSON error.
+ * that, for any plausible declared length, bodyLimit answers first with the JSON error.
  */
 const BUN_BODY_BYTES_SLACK = 64 * 1024 * 1024;
 
@@ -35,7 +35,7 @@ export async function startServer(
       hostname: options.host,
       port: options.port,
       maxRequestBodySize: deps.config.maxUploadBytes + BUN_BODY_BYTES_SLACK,
-      fetch: observe(deps, limitBody(deps, (request) => app.handle(request))),
+      fetch: observe(deps, limitHeaders((request) => app.handle(request))),
     });
   } catch (error) {
     const code = (error as { code?: string }).code;

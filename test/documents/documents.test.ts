@@ -300,7 +300,8 @@ describe("reading and deleting", () => {
 test("the OpenAPI document describes the multipart upload and the document routes", async () => {
   const doc = (await server.api("/v1/openapi.json")).body;
   const post = doc.paths["/v1/documents"].post;
-  expect(post.requestBody.content["multipart/form-data"].schema.required).toEqual(["file"]);
+  expect(post.requestBody.content["multipart/form-data"].schema).toEqual({ $ref: "#/components/schemas/DocumentUpload" });
+  expect(doc.components.schemas.DocumentUpload.required).toEqual(["file"]);
   expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["202", "400", "401", "402", "413", "415"]));
   expect(doc.paths["/v1/documents/{id}"].delete).toBeDefined();
 });

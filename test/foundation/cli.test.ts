@@ -128,6 +128,33 @@ describe("the binary alone", () => {
   });
 });
 
+describe("the binary's HTTP edge", () => {
+  test("oversized request headers get the JSON 431 (Bun's own limit is raised above the server's)", async () => {
+    const dir = tempDir("regkb-headers-");
+    const proc = Bun.spawn([requireBinary(), "serve", "--port", "0", "--data-dir", join(dir, "data")], {
+      cwd: dir,
+      env: { PATH: "/usr/bin:/bin", REGKB_LOG_LEVEL: "warn" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const url = await readListeningUrl(proc.stdout);
+      for (const headers of [{ "x-big": "a".repeat(20_000) }, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`x-h${i}`, "v".repeat(400)]))]) {
+        const res = await fetch(`${url}/v1/credits`, { headers });
+        expect(res.status).toBe(431);
+        expect(res.headers.get("x-request-id")).toBeTruthy();
+        expect(await res.json()).toEqual({ error: "request_headers_too_large", details: expect.stringMatching(/^request headers are \d+ bytes; the limit is 16384 bytes$/) });
+      }
+      const fine = await fetch(`${url}/v1/credits`, { headers: { "x-big": "a".repeat(15_000) } });
+      expect(fine.status).toBe(401);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 async function readListeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader();
   const decoder = new TextDecoder();

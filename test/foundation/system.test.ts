@@ -53,7 +53,8 @@ describe("OpenAPI document and reference page", () => {
       }
       // Every paid or creating POST is retry-safe and says so.
       if (ops.post && !(Array.isArray(ops.post.security) && ops.post.security.length === 0)) {
-        expect(ops.post.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
+        const resolve = (p: { $ref?: string; name?: string }) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()!] : p);
+        expect(ops.post.parameters.map((p: { $ref?: string }) => resolve(p).name)).toContain("Idempotency-Key");
       }
     }
   });
