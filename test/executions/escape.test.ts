@@ -263,6 +263,43 @@ time.sleep(30)
     expect(result.stderr).toContain("ended without a result");
   }, 60_000);
 
+  test("a forged result frame cannot report an exit code outside 0–255", async () => {
+    for (const exitCode of [-7, 256, 1.5]) {
+      const body = new TextEncoder().encode(JSON.stringify({ type: "result", exitCode }));
+      const frame = [0, 0, 0, body.length, ...body];
+      const result = await run(`${JS_EVAL}
+print("ok", flush=True)
+js_eval("process.getBuiltinModule('node:fs').writeSync(1, new Uint8Array([${frame.join(",")}])); return ''")
+import time
+time.sleep(30)
+`);
+      expect({ exitCode, result: result.exitCode }).toEqual({ exitCode, result: 1 });
+      expect(result.stdout).toBe("ok\n");
+      expect(result.stderr).toContain("ended without a result");
+    }
+  }, 60_000);
+
+  test("signals queued with rt_sigqueueinfo and rt_tgsigqueueinfo are refused", async () => {
+    // Signal 0 only checks permission: without the filter both calls succeed (0) on the child itself.
+    const result = await run(`${JS_EVAL}
+print(js_eval("""
+const ffi = process.getBuiltinModule('bun:ffi');
+const lib = ffi.dlopen('libc.so.6', {
+  syscall: { args: ['i64', 'i64', 'i64', 'i64', 'i64'], returns: 'i64' },
+  __errno_location: { args: [], returns: 'ptr' },
+});
+const info = new Uint8Array(128);
+const pid = BigInt(process.pid);
+const queued = lib.symbols.syscall(129n, pid, 0n, BigInt(ffi.ptr(info)), 0n);
+const queuedErrno = ffi.read.i32(lib.symbols.__errno_location(), 0);
+const threaded = lib.symbols.syscall(297n, pid, pid, 0n, BigInt(ffi.ptr(info)));
+const threadedErrno = ffi.read.i32(lib.symbols.__errno_location(), 0);
+return 'rt_sigqueueinfo ' + queued + ' errno ' + queuedErrno + ', rt_tgsigqueueinfo ' + threaded + ' errno ' + threadedErrno;
+"""))
+`);
+    expect(result.stdout).toBe("rt_sigqueueinfo -1 errno 1, rt_tgsigqueueinfo -1 errno 1\n");
+  }, 60_000);
+
   test("the pool stays healthy and other runs are unaffected meanwhile", async () => {
     const [busy, normal] = await Promise.all([run("while True: pass", 3000), run("print(sum(range(10)))")]);
     expect(busy.exitCode).toBe(124);

@@ -42,6 +42,8 @@ const SNAPSHOT_BYTES_MAX = 256 * 1024 * 1024;
 /** Diagnostics kept from a child's own stderr (Bun crash text); never shown to users. */
 const CHILD_STDERR_BYTES_MAX = 4096;
 const WARM_RETRY_MS_MAX = 30_000;
+/** After the child has exited, how long its last frames may take to arrive (its pipe closes with it). */
+const OUTPUT_DRAIN_MS_MAX = 2_000;
 
 type ChildState = "warming" | "idle" | "running" | "dead";
 
@@ -50,6 +52,8 @@ class SandboxChild {
   state: ChildState = "warming";
   readonly ready: Promise<void>;
   readonly exited: Promise<number | null>;
+  /** The process has exited and every frame it wrote has been read (or the drain bound passed). */
+  readonly finished: Promise<void>;
   private readonly process: ReturnType<typeof Bun.spawn<"pipe", "pipe", "pipe">>;
   private listener: ((message: ChildMessage) => void) | undefined;
   private protocolError: string | undefined;
@@ -73,7 +77,8 @@ class SandboxChild {
       clearTimeout(warmTimer);
       this.listener = undefined;
     });
-    void this.readFrames();
+    const framesRead = this.readFrames();
+    this.finished = this.exited.then(() => Promise.race([framesRead, Bun.sleep(OUTPUT_DRAIN_MS_MAX)]));
     void this.drainStderr();
   }
 
@@ -86,6 +91,13 @@ class SandboxChild {
     const why = this.protocolError ? `; protocol: ${this.protocolError}` : "";
     const said = this.diagnostics.trim() ? `; stderr: ${this.diagnostics.trim().slice(-500)}` : "";
     return `${how}${why}${said}`;
+  }
+
+  /** What the parent saw of the child's end, in words a user may read (no diagnostics). */
+  describeEndForUser(): string {
+    if (this.protocolError !== undefined) return "its output broke the sandbox protocol";
+    if (this.process.signalCode) return `killed by ${this.process.signalCode}`;
+    return `exit status ${this.process.exitCode}`;
   }
 
   onMessage(listener: ((message: ChildMessage) => void) | undefined): void {
@@ -267,6 +279,7 @@ export class SandboxPool {
             stderr.append(message.text);
             return;
           case "result":
+            // Validated (0–255) by parseChildMessage; a frame forged by user code can only end its own run early.
             if (startedAtMs === undefined) finish(new SandboxInfraError("result before start"));
             else finish({ exitCode: message.exitCode, durationMs: elapsedMs() });
             return;
@@ -276,7 +289,8 @@ export class SandboxPool {
             return;
         }
       });
-      void child.exited.then(() => {
+      // Waits for the frames still in the pipe, so output written just before a crash is kept.
+      void child.finished.then(() => {
         if (settled) return;
         if (startedAtMs === undefined) {
           finish(new SandboxInfraError(`sandbox child died before the code started (${child.describeExit()})`));
@@ -285,7 +299,7 @@ export class SandboxPool {
         // Once user code runs the child is theirs: an exit without a result (os._exit via a JS
         // bridge, a crash it provoked, garbage on the pipe) is the code failing, not the platform,
         // or a run could be retried for free by ending it that way.
-        stderr.append("\n[the sandbox process ended without a result]\n");
+        stderr.append(`\n[the sandbox process ended without a result (${child.describeEndForUser()})]\n`);
         finish({ exitCode: 1, durationMs: elapsedMs() });
       });
       timers.push(
