@@ -22,6 +22,13 @@ export interface Config {
   pdfParseTimeoutMs: number;
   /** PDF parser child processes alive at once (each ~80 MB plus the PDF being parsed). */
   pdfParsersMax: number;
+  /**
+   * Memory one PDF parse may take beyond the idle parser child, the file included; past it
+   * (or when the PDF's streams decode to more than a quarter of it) the PDF is refused.
+   */
+  pdfMemoryBytes: number;
+  /** Uploads per organisation and hour that may fail on their content before uploads get 429; 0 = no limit. */
+  documentFailuresPerHour: number;
   /** Base URL customers reach (checkout success/cancel pages, dashboard links). */
   publicUrl: string;
   stripeSecretKey: string | undefined;
@@ -114,6 +121,8 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
     pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),
     pdfParsersMax: integer(env, "REGKB_PDF_PARSERS", 2, 1, 16),
+    pdfMemoryBytes: integer(env, "REGKB_PDF_MEMORY_MB", 512, 64, 65_536) * MIB,
+    documentFailuresPerHour: integer(env, "REGKB_DOCUMENT_FAILURES_PER_HOUR", 10, 0, 1_000_000),
     publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host}:${port}`)!,
     stripeSecretKey: optional(env, "REGKB_STRIPE_SECRET_KEY"),
     stripeWebhookSecret: optional(env, "REGKB_STRIPE_WEBHOOK_SECRET"),

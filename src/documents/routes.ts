@@ -62,11 +62,14 @@ export function documentRoutes(deps: Deps) {
           summary: "Upload a policy PDF",
           description: `Counts the pages exactly, charges 2p per page (minimum 10p, at most 500 pages), stores the file
 and ingests it in the background (status processing → ready, or failed with a full refund). Nothing is charged or
-stored for a rejected file. Errors: 400 invalid_pdf (not a PDF, corrupt, truncated, encrypted, no pages),
-400 too_many_pages, 400 invalid_jurisdictions, 400 validation_failed (missing file, malformed jurisdictionSlugs),
-402 insufficient_credit, 413 payload_too_large (file above REGKB_MAX_UPLOAD_BYTES, default 50 MiB),
-415 unsupported_media_type (not multipart/form-data), 409 idempotency_key_reused. A PDF without any text layer (a scan) fails ingestion
-and is refunded: there is no OCR.`,
+stored for a rejected file. Errors: 400 invalid_pdf (not a PDF, corrupt, truncated, encrypted, no pages, streams that
+expand past a quarter of REGKB_PDF_MEMORY_MB, or a parse that needs more than it), 400 too_many_pages,
+400 invalid_jurisdictions, 400 validation_failed (missing file, malformed jurisdictionSlugs), 402 insufficient_credit,
+413 payload_too_large (file above REGKB_MAX_UPLOAD_BYTES, default 50 MiB), 415 unsupported_media_type (not
+multipart/form-data), 409 idempotency_key_reused, 429 rate_limited (with Retry-After) once REGKB_DOCUMENT_FAILURES_PER_HOUR
+(default 10) uploads of the organisation failed on their content in the last hour: refused by the parser, or failed
+ingestion because the PDF could not be read. A PDF without any text layer (a scan) fails ingestion and is refunded: there
+is no OCR; it does not count towards that limit.`,
           tags: ["Documents"],
           requestBody: {
             required: true,
