@@ -40,6 +40,11 @@ export interface Config {
   /** Threads that run the vector half of searches beside the request's thread; 0 = none. */
   searchWorkers: number;
   sandboxUnsafeNoIsolation: boolean;
+  /**
+   * Memory one execution may use beyond an idle sandbox: Python's wasm memory maximum, the
+   * child's rlimits and the resident size the parent allows. Past it: MemoryError, or exit 137.
+   */
+  executionMemoryBytes: number;
   screeningConcurrency: number;
   ingestConcurrency: number;
   executionConcurrency: number;
@@ -131,6 +136,8 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     sandboxPoolSize: integer(env, "REGKB_SANDBOX_POOL_SIZE", 2, 0, 64),
     searchWorkers: integer(env, "REGKB_SEARCH_WORKERS", Math.min(4, Math.max(1, availableParallelism() - 1)), 0, 64),
     sandboxUnsafeNoIsolation: optional(env, "REGKB_SANDBOX_UNSAFE_NO_ISOLATION") === "1",
+    // wasm32 addresses 4 GiB at most; below 128 MiB Python's own start-up heap barely fits.
+    executionMemoryBytes: integer(env, "REGKB_EXECUTION_MEMORY_MB", 512, 128, 4096) * MIB,
     screeningConcurrency: integer(env, "REGKB_SCREENING_CONCURRENCY", 2, 1, 64),
     ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),
     executionConcurrency: integer(env, "REGKB_EXECUTION_CONCURRENCY", 2, 1, 64),

@@ -72,6 +72,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       size: config.sandboxPoolSize,
       cacheDir: cacheDir(config.dataDir),
       unsafeNoIsolation: config.sandboxUnsafeNoIsolation,
+      memoryBytes: config.executionMemoryBytes,
       log,
     }),
   };

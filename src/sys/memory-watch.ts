@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 
 const PAGE_BYTES = 4096;
-/** Levels followed below the watched process (setpriv/unshare → sandbox child is one). */
+/** Levels followed below the watched process (unshare → sandbox child is one). */
 const TREE_DEPTH_MAX = 3;
 /** How often memory is sampled; a fast allocator overshoots by what it allocates meanwhile. */
 export const MEMORY_WATCH_INTERVAL_MS = 50;

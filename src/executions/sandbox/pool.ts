@@ -1,5 +1,6 @@
 import { renameSync } from "node:fs";
 import type { Logger } from "../../log";
+import { watchResidentMemory } from "../../sys/memory-watch";
 import { selfArgv } from "../../sys/self";
 import { materialisePyodide, snapshotPath } from "./assets";
 import { CappedOutput } from "./output";
@@ -7,7 +8,7 @@ import { probeIsolation, UNSHARE_FLAGS } from "./probe";
 import { encodeFrame, FrameReader, parseChildMessage, type ChildMessage } from "./protocol";
 
 export interface ExecutionResult {
-  /** 0, SystemExit's code, 1 for an uncaught exception, 124 when the deadline killed it. */
+  /** 0, SystemExit's code, 1 for an uncaught exception, 124 when the deadline killed it, 137 when its memory did. */
   exitCode: number;
   stdout: string;
   stderr: string;
@@ -25,10 +26,19 @@ export interface SandboxPoolOptions {
   cacheDir: string;
   /** Run children without namespaces, pivot_root or seccomp (operator opt-out, REGKB_SANDBOX_UNSAFE_NO_ISOLATION=1). */
   unsafeNoIsolation: boolean;
+  /** Memory one run may use beyond an idle child (REGKB_EXECUTION_MEMORY_MB); past it the run is stopped. */
+  memoryBytes: number;
   log: Logger;
 }
 
 export const EXIT_CODE_TIMEOUT = 124;
+/** 128 + SIGKILL, what a shell reports for a process the kernel's OOM killer ended. */
+export const EXIT_CODE_MEMORY = 137;
+/**
+ * Resident memory a run may add on top of `memoryBytes` before the parent stops it, so code
+ * that stays inside its wasm memory maximum meets Python's own MemoryError first.
+ */
+const MEMORY_WATCH_SLACK_BYTES = 64 * 1024 * 1024;
 /** RLIMIT_CPU after start-up: the longest timeout (300 s) plus slack; the parent's deadline comes first. */
 const CHILD_CPU_SECONDS = 330;
 /** Load + lockdown of a child; generous because a busy 2-core host can take several seconds. */
@@ -250,10 +260,12 @@ export class SandboxPool {
       let startedAtMs: number | undefined;
       let settled = false;
       const timers: ReturnType<typeof setTimeout>[] = [];
+      let stopMemoryWatch = () => {};
       const finish = (outcome: { exitCode: number; durationMs: number } | Error) => {
         if (settled) return;
         settled = true;
         for (const timer of timers) clearTimeout(timer);
+        stopMemoryWatch();
         signal?.removeEventListener("abort", onAbort);
         child.onMessage(undefined);
         child.kill();
@@ -271,6 +283,11 @@ export class SandboxPool {
             startedAtMs = performance.now();
             // The hard deadline: SIGKILL of the process group, whatever the code is doing.
             timers.push(setTimeout(() => finish({ exitCode: EXIT_CODE_TIMEOUT, durationMs: timeoutMs }), timeoutMs));
+            // The memory ceiling, measured from outside like the deadline (memory-watch.ts).
+            stopMemoryWatch = watchResidentMemory(child.pid, this.options.memoryBytes + MEMORY_WATCH_SLACK_BYTES, () => {
+              stderr.append(`\nMemoryError: the run used more than its ${mib(this.options.memoryBytes)} MiB of memory and was stopped\n`);
+              finish({ exitCode: EXIT_CODE_MEMORY, durationMs: elapsedMs() });
+            });
             return;
           case "stdout":
             stdout.append(message.text);
@@ -362,6 +379,7 @@ export class SandboxPool {
         command: this.unsharePath ? [this.unsharePath, ...UNSHARE_FLAGS, ...self] : self,
         env: {
           REGKB_SANDBOX_MODE: this.unsharePath ? "isolated" : "unsafe-no-isolation",
+          REGKB_SANDBOX_MEMORY_BYTES: String(this.options.memoryBytes),
           REGKB_SANDBOX_INDEX_DIR: indexDir,
           REGKB_SANDBOX_CPU_SECONDS: String(CHILD_CPU_SECONDS),
           ...(snapshot ? { REGKB_SANDBOX_SNAPSHOT: snapshot } : {}),
@@ -427,6 +445,10 @@ export class SandboxPool {
     this.options.log.warn("sandbox_idle_child_died", { pid: child.pid, exit: child.describeExit() });
     this.fill();
   }
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / (1024 * 1024));
 }
 
 /**
