@@ -153,4 +153,17 @@ describe("a host that cannot sandbox", () => {
       await refusing.stop();
     }
   });
+
+  test("without `setpriv` (which makes sandboxes die with the server) executions are refused too", async () => {
+    const onlyUnshare = tempDir();
+    symlinkSync(Bun.which("unshare")!, join(onlyUnshare, "unshare"));
+    const savedPath = process.env.PATH;
+    process.env.PATH = onlyUnshare;
+    const refusing = await startTestServer().finally(() => (process.env.PATH = savedPath));
+    try {
+      expect(refusing.deps.sandbox.unavailableReason).toBe("the util-linux `setpriv` command is not installed");
+    } finally {
+      await refusing.stop();
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
 import { loadPyodide, type PyodideAPI } from "pyodide";
+import { dieWithParent } from "../../sys/process-controls";
 import { applyResourceLimits, installSeccomp, pivotIntoEmptyRoot } from "./lockdown";
 import {
   encodeFrame,
@@ -166,6 +167,8 @@ export async function sandboxMain(): Promise<never> {
   const cpuSeconds = Number(process.env.REGKB_SANDBOX_CPU_SECONDS ?? "330");
   const memoryBytes = Number(process.env.REGKB_SANDBOX_MEMORY_BYTES);
   try {
+    // Our parent is the server (snapshot and unsafe modes) or `unshare`, which itself dies with the server (probe.ts).
+    dieWithParent(undefined);
     if (!indexDir) throw new Error("REGKB_SANDBOX_INDEX_DIR is not set");
     if (mode === "snapshot") return await makeSnapshot(indexDir);
     if (mode !== "isolated" && mode !== "unsafe-no-isolation") throw new Error(`unknown sandbox mode ${mode}`);

@@ -4,7 +4,7 @@ import { watchResidentMemory } from "../../sys/memory-watch";
 import { selfArgv } from "../../sys/self";
 import { materialisePyodide, snapshotPath } from "./assets";
 import { CappedOutput } from "./output";
-import { probeIsolation, UNSHARE_FLAGS } from "./probe";
+import { probeIsolation } from "./probe";
 import { encodeFrame, FrameReader, parseChildMessage, type ChildMessage } from "./protocol";
 
 export interface ExecutionResult {
@@ -176,7 +176,8 @@ export class SandboxPool {
 
   private constructor(
     private readonly options: SandboxPoolOptions,
-    private readonly unsharePath: string | undefined,
+    /** setpriv … unshare … when isolated; undefined without isolation. */
+    private readonly launcher: string[] | undefined,
     reason: string | null,
   ) {
     this.reason = reason;
@@ -198,7 +199,7 @@ export class SandboxPool {
       options.log.error("sandbox_unavailable", { reason: probe.reason });
       return new SandboxPool(options, undefined, probe.reason);
     }
-    return new SandboxPool(options, probe.unsharePath, null);
+    return new SandboxPool(options, probe.launcher, null);
   }
 
   /** BackgroundService: keep `size` locked children warm from now on. */
@@ -376,9 +377,9 @@ export class SandboxPool {
       const snapshot = await ensureSnapshot(indexDir, this.options.log, this.closing.signal);
       const self = [...selfArgv(), "__sandbox"];
       return {
-        command: this.unsharePath ? [this.unsharePath, ...UNSHARE_FLAGS, ...self] : self,
+        command: this.launcher ? [...this.launcher, ...self] : self,
         env: {
-          REGKB_SANDBOX_MODE: this.unsharePath ? "isolated" : "unsafe-no-isolation",
+          REGKB_SANDBOX_MODE: this.launcher ? "isolated" : "unsafe-no-isolation",
           REGKB_SANDBOX_MEMORY_BYTES: String(this.options.memoryBytes),
           REGKB_SANDBOX_INDEX_DIR: indexDir,
           REGKB_SANDBOX_CPU_SECONDS: String(CHILD_CPU_SECONDS),
