@@ -28,6 +28,13 @@ export interface Config {
   pdfParseTimeoutMs: number;
   /** PDF parser child processes alive at once (each ~80 MB plus the PDF being parsed). */
   pdfParsersMax: number;
+  /**
+   * Memory one PDF parse may take beyond the idle parser child, the file included; past it
+   * (or when the PDF's streams decode to more than a quarter of it) the PDF is refused.
+   */
+  pdfMemoryBytes: number;
+  /** Uploads per organisation and hour that may fail on their content before uploads get 429; 0 = no limit. */
+  documentFailuresPerHour: number;
   /** Base URL customers reach (checkout success/cancel pages, dashboard links). */
   publicUrl: string;
   stripeSecretKey: string | undefined;
@@ -39,6 +46,11 @@ export interface Config {
   /** Threads that run the vector half of searches beside the request's thread; 0 = none. */
   searchWorkers: number;
   sandboxUnsafeNoIsolation: boolean;
+  /**
+   * Memory one execution may use beyond an idle sandbox: Python's wasm memory maximum, the
+   * child's rlimits and the resident size the parent allows. Past it: MemoryError, or exit 137.
+   */
+  executionMemoryBytes: number;
   screeningConcurrency: number;
   ingestConcurrency: number;
   executionConcurrency: number;
@@ -127,6 +139,8 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
     pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),
     pdfParsersMax: integer(env, "REGKB_PDF_PARSERS", 2, 1, 16),
+    pdfMemoryBytes: integer(env, "REGKB_PDF_MEMORY_MB", 512, 64, 65_536) * MIB,
+    documentFailuresPerHour: integer(env, "REGKB_DOCUMENT_FAILURES_PER_HOUR", 10, 0, 1_000_000),
     publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host.includes(":") ? `[${host}]` : host}:${port}`)!,
     stripeSecretKey: optional(env, "REGKB_STRIPE_SECRET_KEY"),
     stripeWebhookSecret: optional(env, "REGKB_STRIPE_WEBHOOK_SECRET"),
@@ -135,6 +149,8 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     sandboxPoolSize: integer(env, "REGKB_SANDBOX_POOL_SIZE", 2, 0, 64),
     searchWorkers: integer(env, "REGKB_SEARCH_WORKERS", Math.min(4, Math.max(1, availableParallelism() - 1)), 0, 64),
     sandboxUnsafeNoIsolation: optional(env, "REGKB_SANDBOX_UNSAFE_NO_ISOLATION") === "1",
+    // wasm32 addresses 4 GiB at most; below 128 MiB Python's own start-up heap barely fits.
+    executionMemoryBytes: integer(env, "REGKB_EXECUTION_MEMORY_MB", 512, 128, 4096) * MIB,
     screeningConcurrency: integer(env, "REGKB_SCREENING_CONCURRENCY", 2, 1, 64),
     ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),
     executionConcurrency: integer(env, "REGKB_EXECUTION_CONCURRENCY", 2, 1, 64),

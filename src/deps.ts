@@ -3,6 +3,7 @@ import { systemClock, type Clock } from "./clock";
 import type { Config } from "./config";
 import { cacheDir, databasePath, openDatabase } from "./db/open";
 import { StorageMonitor } from "./db/storage";
+import { DocumentFailureLimit } from "./documents/failure-limit";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
 import { Metrics } from "./http/metrics";
 import { RateLimiter } from "./http/rate-limit";
@@ -27,6 +28,8 @@ export interface Deps {
   rateLimiter: RateLimiter;
   /** PDF parsing in killable child processes (page counts at upload, text at ingestion). */
   pdf: PdfParser;
+  /** Uploads that failed on their content, per organisation (REGKB_DOCUMENT_FAILURES_PER_HOUR). */
+  documentFailures: DocumentFailureLimit;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
   jobs: RunEngine;
   /** Locked Pyodide children for executions; started (kept warm) only by serving processes. */
@@ -66,12 +69,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
             workers: config.searchWorkers,
             log,
           }),
-    pdf: createPdfParser({ childrenMax: config.pdfParsersMax }),
+    pdf: createPdfParser({ childrenMax: config.pdfParsersMax, memoryBytes: config.pdfMemoryBytes }),
+    documentFailures: new DocumentFailureLimit(config.documentFailuresPerHour),
     jobs: new RunEngine({ config, db, clock, log, metrics }),
     sandbox: await SandboxPool.create({
       size: config.sandboxPoolSize,
       cacheDir: cacheDir(config.dataDir),
       unsafeNoIsolation: config.sandboxUnsafeNoIsolation,
+      memoryBytes: config.executionMemoryBytes,
       log,
     }),
   };

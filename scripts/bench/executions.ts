@@ -43,7 +43,7 @@ function sandboxChildRssMiB(): number[] {
 
 // 1. First start: materialise Pyodide and make the memory snapshot (≈ one cold load).
 let startedMs = performance.now();
-const pool = await SandboxPool.create({ size: 1, cacheDir, unsafeNoIsolation: false, log });
+const pool = await SandboxPool.create({ size: 1, cacheDir, unsafeNoIsolation: false, memoryBytes: 512 * 1024 * 1024, log });
 if (!pool.available) throw new Error(`sandbox unavailable: ${pool.unavailableReason}`);
 pool.start();
 await waitFor(() => pool.idleCount === 1);

@@ -74,10 +74,13 @@ export function documentRoutes(deps: Deps) {
           summary: "Upload a policy PDF",
           description: `Counts the pages exactly, charges 2p per page (minimum 10p, at most 500 pages), stores the file
 and ingests it in the background (status processing → ready, or failed with a full refund). Nothing is charged or
-stored for a rejected file: not a PDF, corrupt, truncated, encrypted or without pages (invalid_pdf), too many pages,
-bad jurisdictions, a missing file or malformed jurisdictionSlugs (validation_failed), a file above
-REGKB_MAX_UPLOAD_BYTES (default 50 MiB), or a body that is not multipart/form-data. A PDF without any text layer
-(a scan) fails ingestion and is refunded: there is no OCR.`,
+stored for a rejected file: not a PDF, corrupt, truncated, encrypted or without pages, streams that expand past a
+quarter of REGKB_PDF_MEMORY_MB or a parse that needs more than it (invalid_pdf), too many pages, bad jurisdictions, a
+missing file or malformed jurisdictionSlugs (validation_failed), a file above REGKB_MAX_UPLOAD_BYTES (default 50 MiB),
+or a body that is not multipart/form-data. Once REGKB_DOCUMENT_FAILURES_PER_HOUR (default 10) uploads of the
+organisation failed on their content in the last hour (refused by the parser, or failed ingestion because the PDF
+could not be read), further uploads get 429 rate_limited with Retry-After. A PDF without any text layer (a scan) fails
+ingestion and is refunded: there is no OCR; it does not count towards that limit.`,
           tag: "Documents",
           errors: ["invalid_pdf", "too_many_pages", "invalid_jurisdictions", "insufficient_credit"],
           requestBody: { required: true, content: { "multipart/form-data": { schema: DocumentUpload as never } } },

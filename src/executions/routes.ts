@@ -50,7 +50,11 @@ const ExecutionSchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
     status: t.Union([t.Literal("pending"), t.Literal("running"), t.Literal("completed"), t.Literal("failed")]),
-    exitCode: nullable(Integer({ description: "0, SystemExit's code, 1 for an uncaught exception, 124 when the timeout killed it." })),
+    exitCode: nullable(
+      Integer({
+        description: "0, SystemExit's code, 1 for an uncaught exception (MemoryError included), 124 when the timeout killed it, 137 when its memory limit did.",
+      }),
+    ),
     stdout: nullable(t.String({ description: "At most 64 KiB of UTF-8, with a marker when truncated." })),
     stderr: nullable(t.String({ description: "At most 64 KiB of UTF-8 (tracebacks land here), with a marker when truncated." })),
     durationMs: nullable(Integer({ description: "Wall-clock time of the code itself." })),
@@ -95,8 +99,9 @@ export function executionsRoutes(deps: Deps) {
           summary: "Run Python in the sandbox",
           description: `Runs Python (Pyodide, standard library only, no network, no filesystem beyond its own memory) in a
 fresh isolated process that serves this run only. Holds 5p + 1p × timeoutSeconds (${EXECUTION_TIMEOUT_SECONDS_MIN}–${EXECUTION_TIMEOUT_SECONDS_MAX}, default
-${EXECUTION_TIMEOUT_SECONDS_DEFAULT}) and returns 202 with status pending; poll GET /v1/executions/{id}. When the code ends (any exit code, 124 at
-the timeout) 5p + 1p per started second is settled, never above the hold; a platform failure releases the hold and charges
+${EXECUTION_TIMEOUT_SECONDS_DEFAULT}) and returns 202 with status pending; poll GET /v1/executions/{id}. A run may use REGKB_EXECUTION_MEMORY_MB (default 512 MiB): Python past it gets MemoryError;
+a process that grows past it anyway is stopped with exit code 137 and a MemoryError line on stderr. When the code ends
+(any exit code, 124 at the timeout, 137 at the memory limit) 5p + 1p per started second is settled, never above the hold; a platform failure releases the hold and charges
 nothing. At-least-once: a run cut off by a server restart runs again. Nothing is created when the request is
 refused; 503 sandbox_unavailable means this host cannot isolate code (details say why).`,
           tag: "Executions",

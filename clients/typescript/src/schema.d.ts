@@ -107,10 +107,13 @@ export interface paths {
          * Upload a policy PDF
          * @description Counts the pages exactly, charges 2p per page (minimum 10p, at most 500 pages), stores the file
          *     and ingests it in the background (status processing → ready, or failed with a full refund). Nothing is charged or
-         *     stored for a rejected file: not a PDF, corrupt, truncated, encrypted or without pages (invalid_pdf), too many pages,
-         *     bad jurisdictions, a missing file or malformed jurisdictionSlugs (validation_failed), a file above
-         *     REGKB_MAX_UPLOAD_BYTES (default 50 MiB), or a body that is not multipart/form-data. A PDF without any text layer
-         *     (a scan) fails ingestion and is refunded: there is no OCR.
+         *     stored for a rejected file: not a PDF, corrupt, truncated, encrypted or without pages, streams that expand past a
+         *     quarter of REGKB_PDF_MEMORY_MB or a parse that needs more than it (invalid_pdf), too many pages, bad jurisdictions, a
+         *     missing file or malformed jurisdictionSlugs (validation_failed), a file above REGKB_MAX_UPLOAD_BYTES (default 50 MiB),
+         *     or a body that is not multipart/form-data. Once REGKB_DOCUMENT_FAILURES_PER_HOUR (default 10) uploads of the
+         *     organisation failed on their content in the last hour (refused by the parser, or failed ingestion because the PDF
+         *     could not be read), further uploads get 429 rate_limited with Retry-After. A PDF without any text layer (a scan) fails
+         *     ingestion and is refunded: there is no OCR; it does not count towards that limit.
          */
         post: operations["uploadDocument"];
         delete?: never;
@@ -156,8 +159,9 @@ export interface paths {
          * Run Python in the sandbox
          * @description Runs Python (Pyodide, standard library only, no network, no filesystem beyond its own memory) in a
          *     fresh isolated process that serves this run only. Holds 5p + 1p × timeoutSeconds (1–300, default
-         *     60) and returns 202 with status pending; poll GET /v1/executions/{id}. When the code ends (any exit code, 124 at
-         *     the timeout) 5p + 1p per started second is settled, never above the hold; a platform failure releases the hold and charges
+         *     60) and returns 202 with status pending; poll GET /v1/executions/{id}. A run may use REGKB_EXECUTION_MEMORY_MB (default 512 MiB): Python past it gets MemoryError;
+         *     a process that grows past it anyway is stopped with exit code 137 and a MemoryError line on stderr. When the code ends
+         *     (any exit code, 124 at the timeout, 137 at the memory limit) 5p + 1p per started second is settled, never above the hold; a platform failure releases the hold and charges
          *     nothing. At-least-once: a run cut off by a server restart runs again. Nothing is created when the request is
          *     refused; 503 sandbox_unavailable means this host cannot isolate code (details say why).
          */
@@ -377,7 +381,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             status: "pending" | "running" | "completed" | "failed";
-            /** @description 0, SystemExit's code, 1 for an uncaught exception, 124 when the timeout killed it. */
+            /** @description 0, SystemExit's code, 1 for an uncaught exception (MemoryError included), 124 when the timeout killed it, 137 when its memory limit did. */
             exitCode: number | null;
             /** @description At most 64 KiB of UTF-8, with a marker when truncated. */
             stdout: string | null;
