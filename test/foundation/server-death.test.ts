@@ -85,11 +85,13 @@ function commandOf(pid: number): string {
 
 test("a SIGKILLed server takes its sandbox and PDF parser children with it at once", async () => {
   const dataDir = tempDir();
-  mkdirSync(TEST_SANDBOX_CACHE_DIR, { recursive: true });
-  symlinkSync(TEST_SANDBOX_CACHE_DIR, join(dataDir, "cache"));
   const orgId = runBinary(["org", "create", "--name", "Crash Ltd", "--data-dir", dataDir, "--json"]).json.id as string;
   const key = runBinary(["key", "create", "--org", orgId, "--data-dir", dataDir, "--json"]).json.key as string;
   expect(runBinary(["credits", "top-up", "--org", orgId, "--amount-pence", "5000", "--data-dir", dataDir, "--json"]).exitCode).toBe(0);
+  // The shared sandbox snapshot cache joins once the database exists (a cache beside no database is refused without --init).
+  rmSync(join(dataDir, "cache"), { recursive: true, force: true });
+  mkdirSync(TEST_SANDBOX_CACHE_DIR, { recursive: true });
+  symlinkSync(TEST_SANDBOX_CACHE_DIR, join(dataDir, "cache"));
 
   const server = Bun.spawn([requireBinary(), "serve", "--data-dir", dataDir, "--port", "0"], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", REGKB_SANDBOX_POOL_SIZE: "2", REGKB_LOG_LEVEL: "info" },
