@@ -29,35 +29,41 @@ function describeValidation(error: ValidationError): string {
  */
 export function errorHandler(deps: Deps) {
   return new Elysia({ name: "regkb.errors" }).onError({ as: "global" }, ({ code, error, request }) => {
-    if (error instanceof ApiError) return json(error.status, error.body(), error.headers);
     if (error instanceof ValidationError) {
-      if (error.type === "response") return internal(deps, request, error);
+      if (error.type === "response") return respond(refusalOf(deps, request, error));
       // A path parameter is an id: one that fails its schema (a malformed uuid) names nothing.
       if (error.type === "params") return json(404, { error: "not_found", details: "no such resource (the id is not a UUID)" });
       return json(400, { error: "validation_failed", details: describeValidation(error) });
     }
     if (code === "PARSE") return json(400, { error: "validation_failed", details: "body: malformed JSON" });
     if (code === "NOT_FOUND") return json(404, { error: "not_found", details: "no such route" });
-    if (isStorageFull(error)) return full(deps, request);
-    return internal(deps, request, error);
+    return respond(refusalOf(deps, request, error));
   });
 }
 
-/** The failed write rolled back (money moves in one transaction), so nothing was charged. */
-function full(deps: Deps, request: Request): Response {
-  const info = requestInfo(request);
-  deps.storage.noteFull({ requestId: info?.id ?? null, route: info?.route ?? null });
-  const refusal = storageFull();
+function respond(refusal: ApiError): Response {
   return json(refusal.status, refusal.body(), refusal.headers);
 }
 
-function internal(deps: Deps, request: Request, error: unknown): Response {
+/**
+ * What a failure thrown by a service is answered with, wherever it is answered (an HTTP
+ * error here, an MCP tool error in src/mcp/): a refusal as it is; a full disk (SQLITE_FULL,
+ * ENOSPC) as storage_full, logged at most once a minute; anything else as internal_error
+ * naming the request id, with the error itself only in the log.
+ */
+export function refusalOf(deps: Deps, request: Request, error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
   const info = requestInfo(request);
+  if (isStorageFull(error)) {
+    // The failed write rolled back (money moves in one transaction), so nothing was charged.
+    deps.storage.noteFull({ requestId: info?.id ?? null, route: info?.route ?? null });
+    return storageFull();
+  }
   deps.log.error("internal_error", {
     requestId: info?.id ?? null,
     route: info?.route ?? null,
     errorName: error instanceof Error ? error.name : typeof error,
     message: error instanceof Error ? error.message.slice(0, 500) : String(error).slice(0, 500),
   });
-  return json(500, { error: "internal_error", details: `request ${info?.id ?? "unknown"} failed; see the server log` });
+  return new ApiError(500, "internal_error", `request ${info?.id ?? "unknown"} failed; see the server log`);
 }

@@ -41,6 +41,9 @@ import { ApiError, validationFailed } from "./errors";
  *   derived from operationId is found, not written twice.
  * Only 2xx responses up to RESPONSE_BYTES_MAX are stored. Requests failing validation or
  * authentication never reach the key.
+ *
+ * Callers outside an Elysia route (an MCP tool call, src/mcp/) get the same guarantees from
+ * claimIdempotencyKey, finishIdempotentRequest and releaseIdempotencyKey.
  */
 
 export const IDEMPOTENCY_KEY_LENGTH_MAX = 255;
@@ -58,14 +61,6 @@ const KEY_PATTERN = /^[\x20-\x7E]+$/;
 export interface IdempotencyOptions {
   leaseMs?: number;
   waitMs?: number;
-}
-
-interface Claim {
-  orgId: string;
-  key: string;
-  operationId: string;
-  ownerToken: string;
-  finished: boolean;
 }
 
 interface StoredRow {
@@ -98,9 +93,7 @@ export const IDEMPOTENCY_KEY_PARAMETER = {
 };
 
 export function idempotency(deps: Deps, options: IdempotencyOptions = {}) {
-  const leaseMs = options.leaseMs ?? IN_FLIGHT_LEASE_MS;
-  const waitMs = options.waitMs ?? IN_FLIGHT_WAIT_MS;
-  const claims = new WeakMap<Request, Claim>();
+  const claims = new WeakMap<Request, IdempotencyClaim>();
   const replays = new WeakSet<Request>();
 
   return new Elysia()
@@ -109,63 +102,119 @@ export function idempotency(deps: Deps, options: IdempotencyOptions = {}) {
       if (request.method !== "POST") return;
       const key = request.headers.get("idempotency-key");
       if (key === null) return;
-      if (key.length < 1 || key.length > IDEMPOTENCY_KEY_LENGTH_MAX || !KEY_PATTERN.test(key)) {
+      if (!isIdempotencyKey(key)) {
         throw validationFailed(`header.idempotency-key: must be 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} printable ASCII characters`);
       }
       const auth = (ctx as { auth?: Authenticated }).auth;
       if (!auth) throw new Error("idempotency() must be used after requireApiKey()");
-      const requestHash = await hashRequest(request.method, ctx.route, ctx.body);
-      const ownerToken = uuidv7();
-      const deadline = performance.now() + waitMs;
-      for (;;) {
-        const outcome = claim(deps, leaseMs, { orgId: auth.orgId, key, requestHash, ownerToken });
-        if (outcome.kind === "claimed") {
-          claims.set(request, { orgId: auth.orgId, key, operationId: outcome.operationId, ownerToken, finished: false });
-          return;
-        }
-        if (outcome.kind === "replay") {
-          replays.add(request);
-          return new Response(outcome.body, {
-            status: outcome.status,
-            headers: { "content-type": outcome.contentType, "idempotent-replayed": "true" },
-          });
-        }
-        if (outcome.kind === "mismatch") {
-          throw new ApiError(409, "idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key");
-        }
-        if (performance.now() >= deadline) {
-          throw new ApiError(409, "idempotency_key_reused", "a request with this Idempotency-Key is still in flight; retry after it completes", {
-            "retry-after": "1",
-          });
-        }
-        // Wait with plain reads; only try to claim again once the holder is gone.
-        do await Bun.sleep(IN_FLIGHT_POLL_MS);
-        while (performance.now() < deadline && isHeld(findRow(deps.db, auth.orgId, key), requestHash, deps.clock.nowMs()));
+      const outcome = await claimIdempotencyKey(deps, { orgId: auth.orgId, key, method: request.method, route: ctx.route, body: ctx.body }, options);
+      if (outcome.kind === "claimed") {
+        claims.set(request, outcome.claim);
+        return;
       }
+      replays.add(request);
+      return new Response(outcome.body, {
+        status: outcome.status,
+        headers: { "content-type": outcome.contentType, "idempotent-replayed": "true" },
+      });
     })
     .resolve({ as: "scoped" }, ({ request }) => ({ operationId: claims.get(request)?.operationId ?? uuidv7() }))
     .onAfterHandle({ as: "scoped" }, async ({ request, response, set }) => {
       const held = claims.get(request);
       if (!held || replays.has(request)) return;
       const stored = await storableResponse(response, set.status);
-      if (!stored) return;
-      held.finished = true;
-      deps.db
-        .query(
-          `UPDATE idempotency_keys SET response_status = ?, response_content_type = ?, response_body = ?,
-             owner_token = NULL, locked_until_ms = 0, expires_at_ms = ?
-           WHERE org_id = ? AND key = ? AND owner_token = ?`,
-        )
-        .run(stored.status, stored.contentType, stored.body, deps.clock.nowMs() + IDEMPOTENCY_RETENTION_MS, held.orgId, held.key, held.ownerToken);
+      if (stored) finishIdempotentRequest(deps, held, stored);
     })
     .onAfterResponse({ as: "scoped" }, ({ request }) => {
       const held = claims.get(request);
-      if (!held || held.finished) return;
       // Errors and unstorable responses leave no result: free the key for a retry at once.
-      deps.db
-        .query("UPDATE idempotency_keys SET owner_token = NULL, locked_until_ms = 0 WHERE org_id = ? AND key = ? AND owner_token = ?")
-        .run(held.orgId, held.key, held.ownerToken);
+      if (held) releaseIdempotencyKey(deps, held);
     });
+}
+
+/** 1 to IDEMPOTENCY_KEY_LENGTH_MAX printable ASCII characters. */
+export function isIdempotencyKey(key: string): boolean {
+  return key.length >= 1 && key.length <= IDEMPOTENCY_KEY_LENGTH_MAX && KEY_PATTERN.test(key);
+}
+
+/** One request under a key: `route` and `body` (validated, defaults applied) decide whether a retry is "the same request". */
+export interface IdempotentRequest {
+  orgId: string;
+  key: string;
+  method: string;
+  route: string;
+  body: unknown;
+}
+
+/** A key this request holds: run the work under `operationId`, then finish or release it. */
+export interface IdempotencyClaim {
+  orgId: string;
+  key: string;
+  operationId: string;
+  ownerToken: string;
+  finished: boolean;
+}
+
+export interface StoredResponse {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * Takes the key for this request (the guarantees above), waiting up to `waitMs` for an
+ * in-flight duplicate. Replays a stored response; throws 409 idempotency_key_reused for
+ * another request under the key, or for one still in flight after the wait. The caller
+ * validates the key first (isIdempotencyKey) and must finish or release a claim.
+ */
+export async function claimIdempotencyKey(
+  deps: Deps,
+  request: IdempotentRequest,
+  options: IdempotencyOptions = {},
+): Promise<{ kind: "claimed"; claim: IdempotencyClaim } | ({ kind: "replay" } & StoredResponse)> {
+  const leaseMs = options.leaseMs ?? IN_FLIGHT_LEASE_MS;
+  const waitMs = options.waitMs ?? IN_FLIGHT_WAIT_MS;
+  const { orgId, key } = request;
+  const requestHash = await hashRequest(request.method, request.route, request.body);
+  const ownerToken = uuidv7();
+  const deadline = performance.now() + waitMs;
+  for (;;) {
+    const outcome = claim(deps, leaseMs, { orgId, key, requestHash, ownerToken });
+    if (outcome.kind === "claimed") return { kind: "claimed", claim: { orgId, key, operationId: outcome.operationId, ownerToken, finished: false } };
+    if (outcome.kind === "replay") return outcome;
+    if (outcome.kind === "mismatch") {
+      throw new ApiError(409, "idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key");
+    }
+    if (performance.now() >= deadline) {
+      throw new ApiError(409, "idempotency_key_reused", "a request with this Idempotency-Key is still in flight; retry after it completes", {
+        "retry-after": "1",
+      });
+    }
+    // Wait with plain reads; only try to claim again once the holder is gone.
+    do await Bun.sleep(IN_FLIGHT_POLL_MS);
+    while (performance.now() < deadline && isHeld(findRow(deps.db, orgId, key), requestHash, deps.clock.nowMs()));
+  }
+}
+
+/** Stores the claimed request's 2xx response, which every later retry under the key replays. */
+export function finishIdempotentRequest(deps: Deps, held: IdempotencyClaim, stored: StoredResponse): void {
+  if (stored.status < 200 || stored.status > 299 || Buffer.byteLength(stored.body) > RESPONSE_BYTES_MAX) return;
+  held.finished = true;
+  deps.db
+    .query(
+      `UPDATE idempotency_keys SET response_status = ?, response_content_type = ?, response_body = ?,
+         owner_token = NULL, locked_until_ms = 0, expires_at_ms = ?
+       WHERE org_id = ? AND key = ? AND owner_token = ?`,
+    )
+    .run(stored.status, stored.contentType, stored.body, deps.clock.nowMs() + IDEMPOTENCY_RETENTION_MS, held.orgId, held.key, held.ownerToken);
+}
+
+/** Frees a claim that stored no response, so a retry runs at once (under the same operation id). */
+export function releaseIdempotencyKey(deps: Deps, held: IdempotencyClaim): void {
+  if (held.finished) return;
+  deps.db
+    .query("UPDATE idempotency_keys SET owner_token = NULL, locked_until_ms = 0 WHERE org_id = ? AND key = ? AND owner_token = ?")
+    .run(held.orgId, held.key, held.ownerToken);
 }
 
 /** One BEGIN IMMEDIATE transaction: read the key's row and take it, replay it, or report why not. */
@@ -232,10 +281,7 @@ export function purgeExpiredIdempotencyKeys(db: Database, nowMs: number, batchMa
 }
 
 /** The handler's result as it will go on the wire, when it is a 2xx small enough to keep. */
-async function storableResponse(
-  response: unknown,
-  setStatus: number | keyof typeof StatusMap | undefined,
-): Promise<{ status: number; contentType: string; body: string } | null> {
+async function storableResponse(response: unknown, setStatus: number | keyof typeof StatusMap | undefined): Promise<StoredResponse | null> {
   let status = typeof setStatus === "number" ? setStatus : setStatus ? StatusMap[setStatus] : 200;
   let value = response;
   if (isCustomStatus(value)) {
