@@ -10,6 +10,7 @@ import { errorHandler } from "./http/error-handler";
 import { requestInfo } from "./http/request-context";
 import { RouteTable } from "./http/route-table";
 import { jurisdictionRoutes } from "./jurisdictions/routes";
+import { mcpRoutes } from "./mcp/routes";
 import { searchRoutes } from "./search/routes";
 import { screeningRoutes } from "./screenings/routes";
 import { docsRoutes } from "./system/docs";
@@ -37,6 +38,7 @@ export function buildApp(deps: Deps) {
     .use(executionsRoutes(deps))
     .use(creditRoutes(deps))
     .use(stripeWebhookRoutes(deps))
+    .use(mcpRoutes(deps))
     .use(dashboardRoutes(deps));
   // Read on the first request, once every route (including any added to the returned app) exists.
   routes.readFrom(() => app.routes);

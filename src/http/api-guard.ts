@@ -9,7 +9,7 @@ import { isApiPath, type ApiRoute, type RouteTable } from "./route-table";
 const ECHOED_MEDIA_TYPE_CHARS_MAX = 100;
 
 /**
- * The first word on every /v1 request, before Elysia parses or validates anything: without
+ * The first word on every /v1 (and /mcp) request, before Elysia parses or validates anything: without
  * a valid key every route (known or not, whatever its body or parameters) is 401; then the
  * rate limit; then a JSON route refuses any other Content-Type with 415. These refusals come
  * before the idempotency layer, so nothing is stored, replayed or charged for them.

@@ -7,11 +7,14 @@ export const API_TAGS = {
   Documents: "The organisation's policy PDFs: counted, charged, stored and ingested into its searches.",
   Executions: "Python run in an isolated sandbox as a durable background run; poll for the output.",
   Credits: "The prepaid GBP balance, its immutable ledger and card top-ups.",
+  MCP: "The knowledge base as tools and resources for AI assistants (Model Context Protocol), with the same keys, prices and rules.",
 } as const;
 export type ApiTag = keyof typeof API_TAGS;
 
 /** Where an operation's own error codes travel from its route to the OpenAPI document. */
 export const OPERATION_ERRORS_KEY = "x-regkb-errors";
+/** Marks a POST that takes no Idempotency-Key header (/mcp: its tools take the key as an argument). */
+export const OPERATION_NO_IDEMPOTENCY_HEADER_KEY = "x-regkb-no-idempotency-header";
 
 export interface OperationDoc {
   operationId: string;
@@ -25,6 +28,8 @@ export interface OperationDoc {
   errors?: ErrorCode[];
   /** Served without an API key (the Stripe webhook). */
   public?: boolean;
+  /** A POST that refuses the Idempotency-Key header (its retries are keyed otherwise). */
+  noIdempotencyHeader?: boolean;
   requestBody?: DocumentDecoration["requestBody"];
 }
 
@@ -37,6 +42,7 @@ export function operation(doc: OperationDoc): DocumentDecoration {
     tags: [doc.tag],
     ...(doc.public ? { security: [] } : {}),
     ...(doc.requestBody ? { requestBody: doc.requestBody } : {}),
+    ...(doc.noIdempotencyHeader ? { [OPERATION_NO_IDEMPOTENCY_HEADER_KEY]: true } : {}),
     ...{ [OPERATION_ERRORS_KEY]: doc.errors ?? [] },
   };
 }

@@ -19,13 +19,15 @@ export interface RegisteredRoute {
 }
 
 export const API_PREFIX = "/v1/";
+/** The MCP endpoint (src/mcp/): guarded like /v1, with the same keys. */
+export const MCP_PATH = "/mcp";
 
 export function isApiPath(pathname: string): boolean {
-  return pathname.startsWith(API_PREFIX) || pathname === "/v1";
+  return pathname.startsWith(API_PREFIX) || pathname === "/v1" || pathname === MCP_PATH;
 }
 
 /**
- * The app's /v1 routes, matched by method and path before Elysia routes the request, so
+ * The app's /v1 routes and /mcp, matched by method and path before Elysia routes the request, so
  * that authentication and the media type are checked before anything is parsed.
  */
 export class RouteTable {

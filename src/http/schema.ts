@@ -101,5 +101,6 @@ export function describeRule(schema: Record<string, unknown> | undefined, value:
     }
   }
   if (schema.type === "object" && (typeof value !== "object" || value === null || Array.isArray(value))) return "must be a JSON object";
+  if (Array.isArray(schema.type)) return `must be of type ${schema.type.join(" or ")}`;
   return undefined;
 }

@@ -33,7 +33,7 @@ const CreateScreeningBody = t.Object(
   { title: "ScreeningRequest" },
 );
 
-const CreatedSchema = t.Object(
+export const CreatedSchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
     status: t.Literal("pending"),
@@ -42,7 +42,7 @@ const CreatedSchema = t.Object(
   { title: "ScreeningCreated" },
 );
 
-const ScreeningSchema = t.Object(
+export const ScreeningSchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
     status: t.Union([t.Literal("pending"), t.Literal("running"), t.Literal("completed"), t.Literal("failed")]),
@@ -60,7 +60,7 @@ const ScreeningSchema = t.Object(
   { title: "ScreeningRun" },
 );
 
-function screeningBody(s: Screening) {
+export function screeningBody(s: Screening) {
   return {
     id: s.id,
     status: s.status,

@@ -19,6 +19,8 @@ export interface ScreeningInput {
   /** Resolved at creation (the organisation's enabled set by default), so later changes do not alter the run. */
   jurisdictions: string[];
   topK: number;
+  /** Where the screening was started when not the API: named in its ledger entries ("screening <id> (MCP) …"). */
+  via?: "MCP";
 }
 
 export interface ScreeningResult {
@@ -47,11 +49,13 @@ export function createScreening(
   orgId: string,
   id: string,
   request: { keywords: string[]; jurisdictions?: string[]; topK?: number },
+  options: { via?: "MCP" } = {},
 ): { id: string; status: "pending"; estimatedCostPence: number } {
   const input: ScreeningInput = {
     keywords: request.keywords,
     jurisdictions: resolveJurisdictions(deps, orgId, request.jurisdictions),
     topK: request.topK ?? SCREENING_TOP_K_DEFAULT,
+    ...(options.via ? { via: options.via } : {}),
   };
   const estimatedCostPence = screeningPence(input.keywords.length);
   createReservedRun(deps, {
@@ -60,7 +64,7 @@ export function createScreening(
     kind: SCREENING_RUN_KIND,
     input,
     holdPence: estimatedCostPence,
-    holdDescription: `screening ${id}: hold for ${keywordsText(input.keywords.length)} × 2p`,
+    holdDescription: `${screeningName(id, input)}: hold for ${keywordsText(input.keywords.length)} × 2p`,
   });
   return { id, status: "pending", estimatedCostPence };
 }
@@ -104,12 +108,17 @@ export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, Screen
     },
     onCompleted(db, run) {
       const actualPence = screeningPence(run.input.keywords.length);
-      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `screening ${run.id} completed: ${keywordsText(run.input.keywords.length)} × 2p`, nowMs: deps.clock.nowMs() });
+      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `${screeningName(run.id, run.input)} completed: ${keywordsText(run.input.keywords.length)} × 2p`, nowMs: deps.clock.nowMs() });
     },
     onFailed(db, run) {
-      release(db, { orgId: run.orgId, runId: run.id, description: `screening ${run.id} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
+      release(db, { orgId: run.orgId, runId: run.id, description: `${screeningName(run.id, run.input)} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
     },
   };
+}
+
+/** How the ledger names a screening: "screening <id>", or "screening <id> (MCP)". */
+function screeningName(id: string, input: ScreeningInput): string {
+  return input.via ? `screening ${id} (${input.via})` : `screening ${id}`;
 }
 
 function keywordsText(count: number): string {

@@ -21,6 +21,8 @@ export interface PerformSearchInput {
   topK?: number;
   /** The request's operation id: the ledger key and ref, and the reply's requestId. */
   operationId: string;
+  /** Where the search came from when not the API or the dashboard: named in the ledger ("Search (MCP)"). */
+  via?: "MCP";
 }
 
 export interface PerformSearchResult {
@@ -38,7 +40,7 @@ export async function performSearch(deps: PerformSearchDeps, input: PerformSearc
     orgId: input.orgId,
     amountPence: searchPence,
     key: `search:${input.operationId}`,
-    description: "Search",
+    description: input.via ? `Search (${input.via})` : "Search",
     ref: input.operationId,
     nowMs: deps.clock.nowMs(),
   });
@@ -52,7 +54,7 @@ export async function performSearch(deps: PerformSearchDeps, input: PerformSearc
     });
   } catch (error) {
     // No request is both failed and charged: the refund commits before the error is answered.
-    refundCharge(deps.db, { charge: charged, description: "Refund: the search failed", nowMs: deps.clock.nowMs() });
+    refundCharge(deps.db, { charge: charged, description: `Refund: the search${input.via ? ` (${input.via})` : ""} failed`, nowMs: deps.clock.nowMs() });
     throw error;
   }
   return {

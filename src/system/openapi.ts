@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { ERROR_CODES, ErrorBody, type ErrorCode } from "../http/errors";
 import { IDEMPOTENCY_KEY_PARAMETER } from "../http/idempotency";
-import { API_TAGS, OPERATION_ERRORS_KEY, PUBLIC_HIDDEN } from "../http/operation";
+import { API_TAGS, OPERATION_ERRORS_KEY, OPERATION_NO_IDEMPOTENCY_HEADER_KEY, PUBLIC_HIDDEN } from "../http/operation";
 import { isApiPath, type RegisteredRoute, type RouteTable } from "../http/route-table";
 import { VERSION } from "../version";
 import { SchemaComponents, type JsonSchema } from "./json-schema";
@@ -15,8 +15,11 @@ document and the Stripe webhook; without a valid key every route answers 401 bef
 anything else is looked at. JSON routes take \`Content-Type: application/json\` only (415
 otherwise). Errors always use the Error body
 \`{"error": "<stable_snake_case_code>", "details": "<human text>"}\`; each operation lists
-the codes it can answer with. Every POST accepts an \`Idempotency-Key\` header
-(≤ 255 characters, kept 24 hours). Every response carries \`X-Request-Id\`.`;
+the codes it can answer with. Every POST under /v1 accepts an \`Idempotency-Key\` header
+(≤ 255 characters, kept 24 hours). Every response carries \`X-Request-Id\`.
+
+AI assistants reach the same knowledge base, with the same keys, prices and rules, through
+the Model Context Protocol at \`POST /mcp\` (the MCP tag).`;
 
 type OperationDetail = Record<string, unknown> & { hide?: boolean; security?: unknown; requestBody?: { content?: Record<string, { schema?: unknown }> } };
 
@@ -79,9 +82,15 @@ export function buildOpenApiDocument(routes: readonly RegisteredRoute[]) {
 
 function describeOperation(route: RegisteredRoute, components: SchemaComponents, errorSchema: JsonSchema) {
   const hooks = route.hooks ?? {};
-  const { hide: _, [OPERATION_ERRORS_KEY]: ownErrors, requestBody: declaredBody, ...detail } = (hooks.detail ?? {}) as OperationDetail;
+  const {
+    hide: _,
+    [OPERATION_ERRORS_KEY]: ownErrors,
+    [OPERATION_NO_IDEMPOTENCY_HEADER_KEY]: noIdempotencyHeader,
+    requestBody: declaredBody,
+    ...detail
+  } = (hooks.detail ?? {}) as OperationDetail;
   const isPublic = Array.isArray(detail.security) && detail.security.length === 0;
-  const isIdempotent = route.method === "POST" && !isPublic;
+  const isIdempotent = route.method === "POST" && !isPublic && noIdempotencyHeader !== true;
   const parameters: unknown[] = [
     ...objectProperties(hooks.params, components).map(({ name, schema }) => ({ name, in: "path", required: true, schema })),
     ...objectProperties(hooks.query, components).map(({ name, schema, required }) => ({ name, in: "query", required, schema })),

@@ -125,7 +125,7 @@ describe("authentication comes first", () => {
 
 describe("media types", () => {
   test("a JSON operation refuses any other body with 415 before idempotency, validation or charging", async () => {
-    expect(jsonOperations().map((o) => o.path)).toEqual(["/v1/search", "/v1/screenings", "/v1/executions", "/v1/top-ups"]);
+    expect(jsonOperations().map((o) => o.path)).toEqual(["/v1/search", "/v1/screenings", "/v1/executions", "/v1/top-ups", "/mcp"]);
     const before = ledgerOf(org.orgId);
     const storedBefore = storedKeys(org.orgId);
     for (const o of jsonOperations()) {
@@ -269,11 +269,14 @@ describe("the document says what the server does", () => {
       expect(o.op.responses["431"]).toBeDefined();
       expect(Object.keys(o.op.responses["503"].content["application/json"].examples)).toContain("storage_full");
       expect(o.op.responses["503"].headers["Retry-After"]).toBeDefined();
-      if (o.method === "POST") {
+      if (o.method === "POST") expect(Object.keys(o.op.responses)).toEqual(expect.arrayContaining(["413", "415"]));
+      // Every POST but /mcp (whose tools take their key as an argument) takes the Idempotency-Key header.
+      const takesKey = (o.op.parameters ?? []).some((p: any) => p.$ref === "#/components/parameters/IdempotencyKey");
+      expect(takesKey, `${o.method} ${o.path}`).toBe(o.method === "POST" && o.path !== "/mcp");
+      if (takesKey) {
         const success = Object.keys(o.op.responses).find((s) => s.startsWith("2"))!;
         expect(o.op.responses[success].headers["Idempotent-Replayed"]).toBeDefined();
         expect(o.op.responses["409"].headers["Retry-After"]).toBeDefined();
-        expect(Object.keys(o.op.responses)).toEqual(expect.arrayContaining(["413", "415"]));
       }
     }
   });
