@@ -274,6 +274,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Model Context Protocol endpoint
+         * @description The Model Context Protocol (MCP) for AI assistants: the Streamable HTTP transport, stateless (no
+         *     session, no SSE stream: each request is answered with JSON), authenticated with the organisation's API key exactly like /v1
+         *     (401 before anything else is looked at). Send one JSON-RPC message per request with
+         *     `Accept: application/json, text/event-stream`; a notification is answered 202 with no body. GET and DELETE answer 405
+         *     (`Allow: POST`). Errors of the HTTP request (key, rate limit, media type, size, a body that is not one JSON-RPC message) use
+         *     the Error body; errors inside the protocol are JSON-RPC errors, and a tool that fails answers a result with `isError: true`
+         *     whose text is the API's Error body (`insufficient_credit`, `invalid_jurisdictions`, `not_found`, …).
+         *
+         *     Tools (`tools/list` gives their schemas), priced and limited like the API:
+         *     - `search_regulations`: search regulations; 2 pence per call.
+         *     - `get_provision`: read a provision; free.
+         *     - `screen_keywords`: start a keyword screening; 2 pence per keyword, held when it starts and charged when it completes (nothing if it fails).
+         *     - `get_screening`: get a screening; free.
+         *     - `list_jurisdictions`: list jurisdictions; free.
+         *     - `get_balance`: credit balance; free.
+         *     - `list_documents`: list the organisation's documents; free.
+         *
+         *     Each `tools/call` is one operation: paid tools take an optional `idempotencyKey` argument with the Idempotency-Key's rules (this
+         *     endpoint refuses the header itself). Charges show in the ledger as "Search (MCP)" and "screening … (MCP)". Resources:
+         *     `regkb://jurisdictions` and `regkb://jurisdictions/{slug}/provisions` for each enabled jurisdiction.
+         */
+        post: operations["mcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -428,6 +467,47 @@ export interface components {
         /** LedgerPage */
         LedgerPage: {
             entries: components["schemas"]["LedgerEntry"][];
+        };
+        /**
+         * McpMessage
+         * @description One JSON-RPC 2.0 message of the Model Context Protocol (one per request: batches are refused).
+         */
+        McpMessage: {
+            /**
+             * @example 2.0
+             * @constant
+             */
+            jsonrpc: "2.0";
+            /** @description Present on a request (a string or an integer), absent on a notification. */
+            id?: string | number;
+            /**
+             * @description initialize, tools/list, tools/call, resources/list, resources/read, …
+             * @example tools/list
+             */
+            method: string;
+            params?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * McpReply
+         * @description The JSON-RPC 2.0 response to the request's message.
+         */
+        McpReply: {
+            /** @constant */
+            jsonrpc: "2.0";
+            /** @description The request's id; null when the request could not be read. */
+            id: string | number | null;
+            /** @description The method's result; a tool's failure is a result with isError: true. */
+            result?: {
+                [key: string]: unknown;
+            };
+            /** @description A protocol error (unknown method or tool, resource not found). */
+            error?: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
         };
         /** ScreeningCreated */
         ScreeningCreated: {
@@ -1996,6 +2076,114 @@ export interface operations {
              *
              *     `storage_full`: the data directory's disk is full; nothing was charged or stored (retry after 60 seconds).
              */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpMessage"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpReply"];
+                };
+            };
+            /** @description `validation_failed`: the body, a query parameter or a header fails its schema; `details` names the field first. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: the Authorization header is missing or malformed, or the key is unknown or revoked; checked before anything else. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: a JSON body over 1 MiB, or an upload over REGKB_MAX_UPLOAD_BYTES (default 50 MiB). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the Content-Type is not the one the route takes: application/json, or multipart/form-data for POST /v1/documents. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: the key's per-minute limit (REGKB_RATE_LIMIT_PER_MINUTE) is used up. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_headers_too_large`: the request's headers add up to more than 16 KiB. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: an unexpected fault; `details` gives the request id to quote (no stack traces or SQL). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_full`: the data directory's disk is full; nothing was charged or stored (retry after 60 seconds). */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
