@@ -1,3 +1,4 @@
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { Kind, TypeRegistry, type TSchema } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps";
@@ -59,6 +60,7 @@ endpoint refuses the header itself). Charges show in the ledger as "Search (MCP)
 
 /** POST /mcp, and the 405 a stateless server answers to GET and DELETE. */
 export function mcpRoutes(deps: Deps) {
+  const shared = { jsonSchemaValidator: new AjvJsonSchemaValidator() };
   return new Elysia()
     .use(requireApiKey())
     .post(
@@ -67,7 +69,7 @@ export function mcpRoutes(deps: Deps) {
         if (request.headers.has("idempotency-key")) {
           throw validationFailed("header.idempotency-key: /mcp takes no Idempotency-Key header; pass idempotencyKey in a paid tool's arguments");
         }
-        return handleMcpRequest({ deps, orgId: auth.orgId, request }, body);
+        return handleMcpRequest({ deps, orgId: auth.orgId, request }, body, shared);
       },
       {
         // Before the schema, so a batch hears why rather than which field it lacks.
