@@ -45,14 +45,15 @@ describe("OpenAPI document and reference page", () => {
       .map((r) => `${r.method} ${r.path}`);
     expect(appRoutes.length).toBeGreaterThan(0);
     for (const route of appRoutes) expect(documented).toContain(route);
-    for (const [, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
       for (const op of Object.values(ops)) {
         // Unauthenticated operations (the Stripe webhook) declare `security: []`.
         if (Array.isArray(op.security) && op.security.length === 0) continue;
         expect(Object.keys(op.responses)).toContain("401");
       }
-      // Every paid or creating POST is retry-safe and says so.
-      if (ops.post && !(Array.isArray(ops.post.security) && ops.post.security.length === 0)) {
+      // Every paid or creating POST is retry-safe and says so: /mcp's tools by an argument.
+      if (path === "/mcp") expect(ops.post.description).toContain("`idempotencyKey` argument");
+      else if (ops.post && !(Array.isArray(ops.post.security) && ops.post.security.length === 0)) {
         const resolve = (p: { $ref?: string; name?: string }) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()!] : p);
         expect(ops.post.parameters.map((p: { $ref?: string }) => resolve(p).name)).toContain("Idempotency-Key");
       }
