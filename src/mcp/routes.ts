@@ -47,9 +47,10 @@ const DESCRIPTION = `The Model Context Protocol (MCP) for AI assistants: the Str
 session, no SSE stream: each request is answered with JSON), authenticated with the organisation's API key exactly like /v1
 (401 before anything else is looked at). Send one JSON-RPC message per request with
 \`Accept: application/json, text/event-stream\`; a notification is answered 202 with no body. GET and DELETE answer 405
-(\`Allow: POST\`). Errors of the HTTP request (key, rate limit, media type, size, a body that is not one JSON-RPC message) use
-the Error body; errors inside the protocol are JSON-RPC errors, and a tool that fails answers a result with \`isError: true\`
-whose text is the API's Error body (\`insufficient_credit\`, \`invalid_jurisdictions\`, \`not_found\`, …).
+(\`Allow: POST\`); a request whose Origin header is not this server's public URL is 403 (DNS-rebinding protection).
+Errors of the HTTP request (key, rate limit, media type, size, a body that is not one JSON-RPC message) use the Error body;
+errors of the transport (403, 405, 406) and inside the protocol are JSON-RPC errors, and a tool that fails answers a result
+with \`isError: true\` whose text is the API's Error body (\`insufficient_credit\`, \`invalid_jurisdictions\`, \`not_found\`, …).
 
 Tools (\`tools/list\` gives their schemas), priced and limited like the API:
 ${TOOLS.map((tool) => `- \`${tool.name}\`: ${tool.title.toLowerCase()}; ${tool.price}.`).join("\n")}
@@ -61,11 +62,16 @@ endpoint refuses the header itself). Charges show in the ledger as "Search (MCP)
 /** POST /mcp, and the 405 a stateless server answers to GET and DELETE. */
 export function mcpRoutes(deps: Deps) {
   const shared = { jsonSchemaValidator: new AjvJsonSchemaValidator() };
+  // A browser's request names its page's origin: only the server's own may call (the MCP
+  // transport's DNS-rebinding rule; the Host header is the attacker's to choose, so not that).
+  const publicOrigin = new URL(deps.config.publicUrl).origin;
   return new Elysia()
     .use(requireApiKey())
     .post(
       MCP_PATH,
       ({ auth, body, request }) => {
+        const origin = request.headers.get("origin");
+        if (origin !== null && origin !== publicOrigin) return transportRefusal(403, "Forbidden: the Origin header names another site");
         if (request.headers.has("idempotency-key")) {
           throw validationFailed("header.idempotency-key: /mcp takes no Idempotency-Key header; pass idempotencyKey in a paid tool's arguments");
         }
@@ -91,8 +97,13 @@ export function mcpRoutes(deps: Deps) {
     .delete(MCP_PATH, methodNotAllowed, { detail: { hide: true } });
 }
 
-/** The MCP transport's own answer (a JSON-RPC error, as its other HTTP-level refusals): this server opens no stream and keeps no session. */
+/** This server opens no stream and keeps no session. */
 function methodNotAllowed(): Response {
-  const body = { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this stateless MCP server takes POST only (no SSE stream, no session)" }, id: null };
-  return new Response(JSON.stringify(body), { status: 405, headers: { allow: "POST", "content-type": "application/json" } });
+  return transportRefusal(405, "Method not allowed: this stateless MCP server takes POST only (no SSE stream, no session)", { allow: "POST" });
+}
+
+/** A refusal of the MCP transport itself, written as the SDK writes its own (406, 400): a JSON-RPC error. */
+function transportRefusal(status: number, message: string, headers: Record<string, string> = {}): Response {
+  const body = { jsonrpc: "2.0", error: { code: -32000, message }, id: null };
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 }

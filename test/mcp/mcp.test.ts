@@ -153,6 +153,16 @@ describe("HTTP", () => {
     expect(removed.status).toBe(405);
   });
 
+  test("a browser page of another site is refused with 403, whatever Host it makes the request carry", async () => {
+    const org = server.createOrg();
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const rebound = await post(org, list, { origin: "http://attacker.example:8080", host: "attacker.example:8080" });
+    expect(rebound.status).toBe(403);
+    expect((await rebound.json()).error.message).toContain("Origin");
+    expect((await post(org, list, { origin: new URL(server.deps.config.publicUrl).origin })).status).toBe(200);
+    expect((await post(org, list)).status).toBe(200);
+  });
+
   test("each POST takes one token of the key's rate limit", async () => {
     const limited = await startTestServer({ background: false, env: { REGKB_RATE_LIMIT_PER_MINUTE: "3" } });
     try {

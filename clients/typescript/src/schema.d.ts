@@ -289,9 +289,10 @@ export interface paths {
          *     session, no SSE stream: each request is answered with JSON), authenticated with the organisation's API key exactly like /v1
          *     (401 before anything else is looked at). Send one JSON-RPC message per request with
          *     `Accept: application/json, text/event-stream`; a notification is answered 202 with no body. GET and DELETE answer 405
-         *     (`Allow: POST`). Errors of the HTTP request (key, rate limit, media type, size, a body that is not one JSON-RPC message) use
-         *     the Error body; errors inside the protocol are JSON-RPC errors, and a tool that fails answers a result with `isError: true`
-         *     whose text is the API's Error body (`insufficient_credit`, `invalid_jurisdictions`, `not_found`, …).
+         *     (`Allow: POST`); a request whose Origin header is not this server's public URL is 403 (DNS-rebinding protection).
+         *     Errors of the HTTP request (key, rate limit, media type, size, a body that is not one JSON-RPC message) use the Error body;
+         *     errors of the transport (403, 405, 406) and inside the protocol are JSON-RPC errors, and a tool that fails answers a result
+         *     with `isError: true` whose text is the API's Error body (`insufficient_credit`, `invalid_jurisdictions`, `not_found`, …).
          *
          *     Tools (`tools/list` gives their schemas), priced and limited like the API:
          *     - `search_regulations`: search regulations; 2 pence per call.
