@@ -10,6 +10,7 @@ import {
   ReadResourceRequestSchema,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { searchPence } from "../billing/pricing";
 import { refusalOf } from "../http/error-handler";
 import { VERSION } from "../version";
 import { callTool } from "./call";
@@ -18,7 +19,7 @@ import { jsonSchemaOf, type McpContext, type ToolSpec } from "./tool";
 import { TOOLS } from "./tools";
 
 const INSTRUCTIONS = `regkb is this organisation's regulatory knowledge base: the laws of the jurisdictions enabled for it, and its own policy documents.
-Find passages with search_regulations (2 pence a call) and read a whole article or section with get_provision (free). Quote the
+Find passages with search_regulations (${searchPence} pence a call) and read a whole article or section with get_provision (free). Quote the
 citationPath and source of every passage you rely on. list_jurisdictions gives the jurisdictions you may search; the resource
 regkb://jurisdictions/{slug}/provisions lists each one's provisions. Errors carry the API's code: insufficient_credit means
 nothing ran and nothing was charged (get_balance shows the credit left).`;

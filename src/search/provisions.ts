@@ -81,39 +81,50 @@ interface CandidateRow extends ChunkRow {
 
 /**
  * Every passage of the provision `citation` names, in document order, among those the
- * organisation may read in `jurisdictions` (its enabled ones): the shared corpus's and its own documents'. The citation is a provision ("Article 33", "§ 899-aa", "1003.4(a)") and,
+ * organisation may read in `jurisdictions` (its enabled ones): the shared corpus's and its
+ * own documents'. The citation is a provision ("Article 33", "§ 899-aa", "1003.4(a)") and,
  * optionally, words naming the instrument ("GDPR", "N.Y. Gen. Bus. Law", "12 CFR"): each such
  * word must appear in the instrument's source, citation path, heading or jurisdiction names
  * (abbreviations match by prefix), so "UK GDPR Article 33" never returns the EU's Article 33.
- * Throws validation_failed when the text cites no provision or several instruments match,
- * not_found when no readable instrument has it.
+ * When several instruments qualify, the one whose own citation the words spell out wins
+ * ("GDPR Article 33" over "UK GDPR Article 33"); otherwise validation_failed lists them.
+ * Throws validation_failed (naming `field`, where the caller took the citation from) when the
+ * text cites no provision or is ambiguous, not_found when no readable instrument has it.
  */
-export function findProvision(db: Database, orgId: string, jurisdictions: readonly string[], citation: string): Provision {
+export function findProvision(db: Database, orgId: string, jurisdictions: readonly string[], citation: string, field = "citation"): Provision {
   const cited = citationsInQuery(citation)[0];
   const echo = citation.trim().slice(0, CITATION_ECHO_CHARS_MAX);
   if (cited === undefined) {
-    throw validationFailed(`arguments.citation: "${echo}" cites no article or section (e.g. "GDPR Article 33", "12 CFR 1003.4", "N.Y. Gen. Bus. Law § 899-aa")`);
+    throw validationFailed(`${field}: "${echo}" cites no article or section (e.g. "GDPR Article 33", "12 CFR 1003.4", "N.Y. Gen. Bus. Law § 899-aa")`);
   }
   const baseKey = cited.keys[0]!;
   const key = cited.keys.at(-1)!;
-  const rows = passagesWithKey(db, key, scopesOfSearch(orgId, jurisdictions));
   const byDocument = new Map<string, CandidateRow[]>();
-  for (const row of rows) byDocument.set(row.document_id, [...(byDocument.get(row.document_id) ?? []), row]);
-  const keyWords = new Set(words(key));
-  const hint = words(citation).filter((w) => !keyWords.has(w) && !FILLER_WORDS.has(w));
-  const names = jurisdictionNames(db);
-  const matching = [...byDocument.values()].filter((passages) => hint.every((w) => haystackOf(passages[0]!, names).some((h) => sameWord(w, h))));
+  for (const row of passagesWithKey(db, key, scopesOfSearch(orgId, jurisdictions))) {
+    const passages = byDocument.get(row.document_id);
+    if (passages) passages.push(row);
+    else byDocument.set(row.document_id, [row]);
+  }
   const citationOf = (passages: CandidateRow[]) => `${provisionCitation(passages[0]!.citation_path, baseKey)}${key.slice(baseKey.length)}`;
+  const keyWords = new Set(words(key));
+  const instrumentWords = (text: string) => words(text).filter((w) => !keyWords.has(w) && !FILLER_WORDS.has(w));
+  const hint = instrumentWords(citation);
+  const names = jurisdictionNames(db);
+  const candidates = [...byDocument.values()];
+  const matching = candidates.filter((passages) => hint.every((w) => haystackOf(passages[0]!, names).some((h) => sameWord(w, h))));
   if (matching.length === 0) {
-    const others = [...byDocument.values()].map(citationOf).slice(0, 5);
+    const others = candidates.map(citationOf).slice(0, 5);
     const found = others.length === 0 ? "" : `; ${others.join(", ")} ${others.length === 1 ? "is" : "are"} (cite ${others.length === 1 ? "it" : "one"} as shown)`;
     throw notFound(`no provision "${echo}" in the jurisdictions enabled for this organisation${found}`);
   }
-  if (matching.length > 1) {
+  // Several qualify: the one whose citation has no word the request left out.
+  const spelled = matching.filter((passages) => instrumentWords(citationOf(passages)).every((w) => hint.some((h) => sameWord(h, w))));
+  const chosen = matching.length === 1 ? matching[0]! : spelled.length === 1 ? spelled[0]! : undefined;
+  if (chosen === undefined) {
     const choices = matching.map(citationOf).slice(0, 5).join("; ");
-    throw validationFailed(`arguments.citation: "${echo}" names a provision of more than one instrument (${choices}); name the instrument as shown`);
+    throw validationFailed(`${field}: "${echo}" names a provision of more than one instrument (${choices}); name the instrument as shown`);
   }
-  const passages = matching[0]!.slice(0, PROVISION_PASSAGES_MAX);
+  const passages = chosen.slice(0, PROVISION_PASSAGES_MAX);
   const first = passages[0]!;
   return {
     citation: citationOf(passages),

@@ -66,6 +66,10 @@ describe("arguments", () => {
     }
     expect(settles(org)).toBe(0);
     expect(errorOf(await call(client, "get_balance", { verbose: true })).details).toBe("arguments.verbose: is not an argument of this tool (it takes none)");
+    expect(errorOf(await call(client, "get_provision", { citation: "breach notification" })).details).toStartWith(
+      'arguments.citation: "breach notification" cites no article or section',
+    );
+    expect(errorOf(await call(client, "get_provision", { citation: "GDPR Article 999" })).error).toBe("not_found");
   });
 
   test("an unknown tool is a protocol error", async () => {

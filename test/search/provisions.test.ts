@@ -5,7 +5,7 @@ import { listJurisdictions } from "../../src/auth/store";
 import { ApiError } from "../../src/http/errors";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { findProvision, provisionCitation, provisionIndex } from "../../src/search/provisions";
-import { indexDocument } from "../../src/search/service";
+import { deleteDocumentChunks, indexDocument } from "../../src/search/service";
 import { startTestServer, type TestServer } from "../helpers/server";
 
 let server: TestServer;
@@ -72,6 +72,29 @@ describe("findProvision", () => {
     expect(other.code).toBe("not_found");
     expect(other.details).toContain("GDPR Article 33 is");
     expect(refusal(() => findProvision(db, eu.orgId, ["eu"], "breach notification")).code).toBe("validation_failed");
+  });
+
+  test("an article two instruments share: the one the citation spells out, or validation_failed naming both", async () => {
+    const db = server.deps.db;
+    const org = server.createOrg({ jurisdictions: ["eu"] });
+    await indexDocument(server.deps, {
+      documentId: "corpus:uk-gdpr-test",
+      ownerOrgId: null,
+      jurisdictions: ["eu"],
+      passages: [{ source: "UK GDPR (retained Regulation (EU) 2016/679)", citationPath: "UK GDPR > Article 33 > 1", text: "The controller notifies the Commissioner.", position: 0 }],
+    });
+    try {
+      expect(findProvision(db, org.orgId, ["eu"], "UK GDPR Article 33").passages.map((p) => p.content)).toEqual(["The controller notifies the Commissioner."]);
+      expect(findProvision(db, org.orgId, ["eu"], "GDPR Article 33").citation).toBe("GDPR Article 33");
+      expect(findProvision(db, org.orgId, ["eu"], "GDPR Article 33").source).toBe("Regulation (EU) 2016/679 (General Data Protection Regulation)");
+      const both = refusal(() => findProvision(db, org.orgId, ["eu"], "Article 33", "arguments.citation"));
+      expect(both.code).toBe("validation_failed");
+      expect(both.details).toBe(
+        'arguments.citation: "Article 33" names a provision of more than one instrument (GDPR Article 33; UK GDPR Article 33); name the instrument as shown',
+      );
+    } finally {
+      deleteDocumentChunks(server.deps, "corpus:uk-gdpr-test");
+    }
   });
 
   test("an organisation's own document is read only by that organisation", async () => {
