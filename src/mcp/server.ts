@@ -25,6 +25,8 @@ regkb://jurisdictions/{slug}/provisions lists each one's provisions. Errors carr
 nothing ran and nothing was charged (get_balance shows the credit left).`;
 
 const TOOLS_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
+/** tools/list's answer: the same for every organisation and request. */
+const TOOL_LIST = TOOLS.map(describeTool);
 const TOOL_NAME_ECHO_CHARS_MAX = 64;
 
 /**
@@ -51,7 +53,7 @@ function mcpServer(context: McpContext, shared: Pick<ServerOptions, "jsonSchemaV
     { name: "regkb", title: "regkb regulatory knowledge base", version: VERSION },
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, ...shared },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(describeTool) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, TOOL_NAME_ECHO_CHARS_MAX)}`);
