@@ -15,6 +15,18 @@ export const SearchMatchSchema = t.Object(
       t.String({ description: "Where the passage sits, outermost first, separated by \" > \".", examples: ["GDPR > Article 33 > 1–2", "N.Y. Gen. Bus. Law § 899-aa > 2"] }),
     ),
     jurisdictionSlugs: t.Optional(t.Array(t.String(), { description: "Jurisdictions the passage belongs to; [] for an organisation document that applies everywhere." })),
+    title: t.Optional(
+      t.String({ description: "Title of the provision the passage belongs to (e.g. \"Right to erasure ('right to be forgotten')\"), when it has one." }),
+    ),
+    highlights: t.Optional(
+      t.Object(
+        {
+          terms: t.Array(t.String(), { description: "Words of the passage that matched the query or one of its expansions, as written there." }),
+          snippet: t.String({ description: "A short extract around them; \"…\" marks a cut." }),
+        },
+        { description: "Why the passage matched: `terms`, the query words (or their expansions) found in it, and `snippet`, a short extract around them." },
+      ),
+    ),
   },
   { title: "SearchMatch" },
 );
