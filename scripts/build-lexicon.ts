@@ -34,14 +34,16 @@ const GENERAL_WORDS = Number(args["general-words"]);
 /** Senses read per part of speech, and their weights: the first sense is by far the most used. */
 const SENSE_WEIGHTS = [1, 0.6];
 const SYNONYM_WEIGHT = 0.8;
-const DERIVATION_WEIGHT = 0.9;
+const DERIVATION_WEIGHT = 0.85;
 /** Word-vector neighbours kept per query word, and the least cosine that counts as near. */
 const NEIGHBOURS_MAX = 3;
 const NEIGHBOUR_COSINE_MIN = 0.65;
 /** Definition words each way: a definition's rarest words stand for it. */
 const DEFINITION_WORDS_MAX = 4;
 const DEFINITION_WEIGHT = 0.5;
-const GLOSSARY_REVERSE_WEIGHT = 0.5;
+/** A reviewed equivalence still weighs less than the user's own word (1). */
+const GLOSSARY_WEIGHT = 0.9;
+const GLOSSARY_REVERSE_WEIGHT = 0.45;
 /** Expansions kept per query key, best first: bounds the lexicon and each query's OR. */
 const EXPANSIONS_PER_KEY_MAX = 6;
 
@@ -51,7 +53,13 @@ const passages = (await Bun.file(join(repoRoot, "data/corpus/passages.jsonl")).t
   .trim()
   .split("\n")
   .map((l) => JSON.parse(l) as { heading: string; text: string });
-const corpusText = ` ${passages.map((p) => wordTokens(`${p.heading} ${p.text}`).join(" ")).join(" | ")} `;
+/** Every run of 2 to PHRASE_WORDS_MAX words in the corpus, for phrase lookups. */
+const PHRASE_WORDS_MAX = 4;
+const corpusPhrases = new Set<string>();
+for (const p of passages) {
+  const words = wordTokens(`${p.heading} ${p.text}`);
+  for (let n = 2; n <= PHRASE_WORDS_MAX; n++) for (let i = 0; i + n <= words.length; i++) corpusPhrases.add(words.slice(i, i + n).join(" "));
+}
 /** Stem → passages holding it; and each stem's most frequent surface word. */
 const stemDocs = new Map<string, number>();
 const surfaceCounts = new Map<string, Map<string, number>>();
@@ -68,7 +76,7 @@ const inCorpus = (phrase: string) => {
   const words = wordTokens(phrase);
   if (words.length === 0) return false;
   if (words.length === 1) return stemDocs.has(stemOf(words[0]!));
-  return corpusText.includes(` ${words.join(" ")} `);
+  return corpusPhrases.has(words.join(" "));
 };
 const keyOf = (phrase: string) => wordTokens(phrase).map(stemOf).join(" ");
 const isContent = (word: string) => word.length > 1 && !STOPWORDS.has(word) && !LEXICON_STOPLIST.has(word) && !/^\d+$/.test(word);
@@ -156,7 +164,7 @@ for (const d of readCorpusDefinitions(passages)) {
 // ---------- the glossary ----------
 
 for (const g of glossary) {
-  add(keyOf(g.plain), g.legal, 1, "glossary");
+  add(keyOf(g.plain), g.legal, GLOSSARY_WEIGHT, "glossary");
   add(keyOf(g.legal), g.plain, GLOSSARY_REVERSE_WEIGHT, "glossary");
 }
 

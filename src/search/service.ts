@@ -29,6 +29,8 @@ import {
   createVectorTable,
   deleteChunk,
   citationLookup,
+  chunksInScopes,
+  orgScope,
   chunkVectors,
   dropVectorTable,
   ftsSearch,
@@ -106,10 +108,18 @@ export interface SearchTuning {
   /** Stage-one candidates the learned ranker re-scores. */
   rerankCandidates: number;
   ranker: RankerModel;
+  /** Re-score stage one's best candidates with `ranker` (off: the fixed fusion is the ranking). */
+  rerank: boolean;
+  /** How far the vector half's query leans towards its reviewed expansions (0: not at all). */
+  bridgeWeight: number;
   /** Boost passages of a jurisdiction the query names. */
   mentions: boolean;
   /** Fold passages of one provision together (rank/fold.ts). */
   fold: boolean;
+  /** How far down the ranking a sibling may be and still join its neighbour's fold (rank/fold.ts). */
+  foldSiblingGap: number;
+  /** Matches a repeat of a provision already shown moves down. */
+  foldDeferBy: number;
 }
 
 export const DEFAULT_SEARCH_TUNING: SearchTuning = {
@@ -123,8 +133,12 @@ export const DEFAULT_SEARCH_TUNING: SearchTuning = {
   expansionCandidates: 50,
   rerankCandidates: 120,
   ranker: DEFAULT_RANKER,
+  rerank: true,
+  bridgeWeight: 0.5,
   mentions: true,
   fold: true,
+  foldSiblingGap: 2,
+  foldDeferBy: 1,
 };
 
 export type SearchMethod = "hybrid" | "bm25" | "vector";
@@ -460,7 +474,10 @@ export interface GatheredCandidates {
   analysed: AnalysedQuery;
   /** Jurisdictions the query names, among those it may read. */
   mentioned: string[];
+  /** The query's embedding. */
   queryVector: Float32Array | undefined;
+  /** The query's embedding leaning towards its expansions' (see bridgedQueryVector); the vector half searches with it. */
+  bridgedVector: Float32Array | undefined;
   /** Best first by the fixed fusion. */
   ranked: Candidate[];
   cited: CitedHit[];
@@ -491,10 +508,13 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
 
   // The vector half goes to a search worker first, so it runs while this thread scores BM25.
   let task: VectorTask | undefined;
+  let queryVector: Float32Array | undefined;
   if (method !== "bm25") {
     const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
+    const vectors = await bridgedQueryVector(deps.embedder, query, analysed, tuning.bridgeWeight);
+    queryVector = vectors.own;
     task = {
-      queryVector: (await deps.embedder.embed([query]))[0]!,
+      queryVector: vectors.bridged,
       orgId: request.orgId,
       scope,
       focus: focus === undefined ? undefined : { jurisdictions: mentioned, scope: focus },
@@ -507,12 +527,11 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => undefined);
   const within = [scope, ...(focus ? [focus] : [])];
   const bm25 = method === "vector" ? [] : bm25Search(deps.db, query, within, tuning.fts, candidates, topK);
+  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed);
   const expanded =
-    method === "vector" || analysed.expansions.length === 0
+    expansionMatch === undefined
       ? []
-      : within
-          .map((s) => ftsSearch(deps.db, expansionMatchExpression(analysed), s, tuning.fts, tuning.expansionCandidates))
-          .reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+      : within.map((s) => ftsSearch(deps.db, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   // A worker that failed (the pool logged why) leaves the vector half to this thread.
   const vector = task === undefined ? [] : ((await inWorker) ?? vectorCandidates(deps.db, task));
 
@@ -531,8 +550,14 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   }
   const weights = method === "bm25" ? { bm25: 1, vector: 0 } : method === "vector" ? { bm25: 0, vector: 1 } : tuning.weights;
   const lexical = mergeHits(bm25, expanded.map((h) => ({ ...h, bm25: h.bm25 * EXPANSION_STAGE_ONE_WEIGHT })), (h) => -h.bm25);
-  const ranked = fuse(lexical, vector, [], weights, Number.MAX_SAFE_INTEGER).map((r) => ({ chunkId: r.chunkId, fused: r.score, score: r.score }));
-  return { analysed, mentioned, queryVector: task?.queryVector, ranked, cited, citationOnly };
+  // Passages of a jurisdiction the query names get the mention boost (hybrid.ts).
+  const boosted = method !== "hybrid" || mentioned.length === 0 ? new Set<number>() : chunksInScopes(deps.db, [...new Set([...lexical, ...vector].map((h) => h.chunkId))], [...mentioned, ...mentioned.map((slug) => orgScope(request.orgId, slug))]);
+  const ranked = fuse(lexical, vector, [], weights, Number.MAX_SAFE_INTEGER, false, { chunkIds: boosted, amount: tuning.mentionBoost }).map((r) => ({
+    chunkId: r.chunkId,
+    fused: r.score,
+    score: r.score,
+  }));
+  return { analysed, mentioned, queryVector, bridgedVector: task?.queryVector, ranked, cited, citationOnly };
 }
 
 /**
@@ -552,7 +577,7 @@ export async function searchKnowledgeBase(
   const topK = Math.max(1, Math.min(SEARCH_TOP_K_MAX, request.topK));
   const gathered = await gatherCandidates(deps, request, tuning, method);
   let ranked = gathered.ranked;
-  if (method === "hybrid") {
+  if (method === "hybrid" && tuning.rerank) {
     ranked = (await candidateFeatureRows(deps, ranked.slice(0, tuning.rerankCandidates), gathered))
       .map((r) => ({ ...r.candidate, score: scoreCandidate(tuning.ranker, r.features) }))
       .sort((a, b) => b.score - a.score || a.chunkId - b.chunkId);
@@ -570,7 +595,7 @@ export async function searchKnowledgeBase(
       ? []
       : [{ chunkId: id, documentId: row.document_id, position: row.position, citationPath: row.citation_path, content: row.content, cited: citedIds.has(id), row }];
   });
-  const matches = fold ? foldRanking(passages, topK) : passages.slice(0, topK).map((p) => ({ passages: [p], citationPath: p.citationPath, content: p.content }));
+  const matches = fold ? foldRanking(passages, topK, { siblingGap: tuning.foldSiblingGap, deferBy: tuning.foldDeferBy }) : passages.slice(0, topK).map((p) => ({ passages: [p], citationPath: p.citationPath, content: p.content }));
   const scores = matchScores(matches.map((m) => (citedIds.has(m.passages[0]!.chunkId) ? undefined : scoreOf.get(m.passages[0]!.chunkId))));
   return matches.map((m, i) => {
     const row = m.passages[0]!.row;
@@ -586,12 +611,42 @@ export async function searchKnowledgeBase(
   });
 }
 
+/** Expansion sources whose words the query's embedding leans towards: the reviewed ones. */
+const BRIDGE_SOURCES: ReadonlySet<ExpansionSource> = new Set(["glossary", "wordnet-derivation"]);
+
+/**
+ * The query's embedding, and the same leaning towards the embedding of its reviewed
+ * expansions' words ("sue" → "compensation", "judicial remedy"): normalise(own + w · bridge).
+ * Both come from one embedder call.
+ */
+async function bridgedQueryVector(embedder: Embedder, query: string, analysed: AnalysedQuery, weight: number): Promise<{ own: Float32Array; bridged: Float32Array }> {
+  const bridge = analysed.expansions.filter((e) => BRIDGE_SOURCES.has(e.source)).map((e) => e.text);
+  if (bridge.length === 0 || weight === 0) {
+    const own = (await embedder.embed([query]))[0]!;
+    return { own, bridged: own };
+  }
+  const [own, words] = await embedder.embed([query, bridge.join(", ")]);
+  const bridged = new Float32Array(own!.length);
+  let norm = 0;
+  for (let i = 0; i < bridged.length; i++) {
+    bridged[i] = own![i]! + weight * words![i]!;
+    norm += bridged[i]! ** 2;
+  }
+  norm = Math.sqrt(norm) || 1;
+  for (let i = 0; i < bridged.length; i++) bridged[i]! /= norm;
+  return { own: own!, bridged };
+}
+
 /** Expansions' BM25 counts for less than the user's own words when the candidates are first fused. */
 const EXPANSION_STAGE_ONE_WEIGHT = 0.5;
 
-/** FTS5 MATCH for the query's expansions: each one quoted, a phrase where it has several words. */
-function expansionMatchExpression(analysed: AnalysedQuery): string {
-  return analysed.expansions.map((e) => `"${e.terms.join(" ")}"`).join(" OR ");
+/** Expansion sources that bring candidates of their own; the others only weigh in on candidates found otherwise. */
+const CANDIDATE_SOURCES: ReadonlySet<ExpansionSource> = new Set(["glossary", "wordnet-derivation", "definition"]);
+
+/** FTS5 MATCH for the query's expansions that bring candidates: each quoted, a phrase where it has several words. */
+function expansionMatchExpression(analysed: AnalysedQuery): string | undefined {
+  const terms = analysed.expansions.filter((e) => CANDIDATE_SOURCES.has(e.source)).map((e) => `"${e.terms.join(" ")}"`);
+  return terms.length === 0 ? undefined : terms.join(" OR ");
 }
 
 /** Embeddings of passage headings, by content hash: a heading is embedded once per process. */
@@ -613,18 +668,18 @@ async function headingEmbeddings(embedder: Embedder, rows: readonly ChunkRow[]):
 export async function candidateFeatureRows(
   deps: SearchDeps,
   candidates: readonly Candidate[],
-  gathered: Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector">,
+  gathered: Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector" | "bridgedVector">,
 ): Promise<{ candidate: Candidate; citationPath: string; features: FeatureVector }[]> {
   if (candidates.length === 0) return [];
   const ids = candidates.map((c) => c.chunkId);
   const rows = loadChunks(deps.db, ids);
-  const { queryVector } = gathered;
+  const { queryVector, bridgedVector } = gathered;
   const vectors = queryVector === undefined ? new Map<number, Float32Array>() : chunkVectors(deps.db, ids);
-  const cosineOf = (id: number) => {
+  const cosineOf = (id: number, to = queryVector) => {
     const v = vectors.get(id);
-    return v === undefined || queryVector === undefined ? 0 : dot(v, queryVector);
+    return v === undefined || to === undefined ? 0 : dot(v, to);
   };
-  const bestCosine = Math.max(...ids.map(cosineOf));
+  const bestCosine = Math.max(...ids.map((id) => cosineOf(id)));
   const headingVectors = queryVector === undefined ? [] : await headingEmbeddings(deps.embedder, [...rows.values()]);
   const stats = termStatistics(deps.db, newestChunkId(deps.db));
   const names = jurisdictionNames(deps.db);
@@ -642,7 +697,15 @@ export async function candidateFeatureRows(
     };
     const headingVector = headingVectors.find((h) => h.hash === row.content_hash)?.vector;
     const titleCosine = headingVector === undefined || queryVector === undefined ? 0 : dot(headingVector, queryVector);
-    const signals = { cosine: cosineOf(candidate.chunkId), titleCosine, bestCosine, mentioned: gathered.mentioned };
+    const bridgedTitleCosine = headingVector === undefined || bridgedVector === undefined ? 0 : dot(headingVector, bridgedVector);
+    const signals = {
+      cosine: cosineOf(candidate.chunkId),
+      bridgedCosine: cosineOf(candidate.chunkId, bridgedVector),
+      titleCosine,
+      bridgedTitleCosine,
+      bestCosine,
+      mentioned: gathered.mentioned,
+    };
     return [{ candidate, citationPath: row.citation_path, features: candidateFeatures(text, gathered.analysed, stats, signals) }];
   });
 }
@@ -654,9 +717,15 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /**
- * SearchMatch.score, 0..1, higher is better: the ranker's scores through a logistic, so
- * they keep their order; a passage the query cites (undefined here) scores 1.
+ * SearchMatch.score, 0..1, higher is better: the ranker's scores through a logistic, never
+ * above the match before (a fold or a deferred repeat keeps the page's order); a passage the
+ * query cites (undefined here) scores 1.
  */
 function matchScores(raw: readonly (number | undefined)[]): number[] {
-  return raw.map((s) => (s === undefined ? 1 : Math.round((1 / (1 + Math.exp(-s))) * 1e6) / 1e6));
+  let ceiling = 1;
+  return raw.map((s) => {
+    const score = s === undefined ? 1 : Math.min(ceiling, Math.round((1 / (1 + Math.exp(-s))) * 1e6) / 1e6);
+    ceiling = score;
+    return score;
+  });
 }

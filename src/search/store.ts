@@ -644,6 +644,17 @@ export function loadChunks(db: Database, ids: readonly number[]): Map<number, Ch
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** Those of the given passages that belong to any of `scopes`. */
+export function chunksInScopes(db: Database, ids: readonly number[], scopes: readonly string[]): Set<number> {
+  if (ids.length === 0 || scopes.length === 0) return new Set();
+  const rows = db
+    .query<{ chunk_id: number }, (string | number)[]>(
+      `SELECT DISTINCT chunk_id FROM search_chunk_scopes WHERE chunk_id IN (${placeholders(ids.length)}) AND scope IN (${placeholders(scopes.length)})`,
+    )
+    .all(...ids, ...scopes);
+  return new Set(rows.map((r) => r.chunk_id));
+}
+
 /** Full-precision embeddings of the given passages. */
 export function chunkVectors(db: Database, ids: readonly number[]): Map<number, Float32Array> {
   if (ids.length === 0) return new Map();

@@ -4,11 +4,14 @@
  *
  *   bun test/search-quality/evaluate.ts [--split test|tuning|all] [--markdown] [--verbose]
  *
- * Scored on what a match shows: its citationPath names the passages it covers (titles and
- * folded siblings included, see coveredPassages), and a match gains the best grade among them.
- * nDCG@10: graded gains (2 = answers, 1 = related), log2 discount, ideal = the corpus's best 10 passages.
- * recall@10: answering (grade 2) passages shown in the top 10 / min(10, answering passages in the corpus).
- * MRR@10: 1 / rank of the first match showing an answering passage (0 if none in the top 10).
+ * Scored on what a match shows: its citationPath names the passages it shows (titles and
+ * folded siblings included, see coveredPassages). The matches' passages, in order (a folded
+ * match's passages in the order its citation path lists them), are what a reader reads:
+ * nDCG@10: graded gains (2 = answers, 1 = related) of the first 10 passages shown, log2
+ *   discount, ideal = the corpus's best 10 passages.
+ * recall@10: answering (grade 2) passages among the first 10 shown / min(10, answering passages in the corpus).
+ * MRR@10: 1 / rank of the first match showing an answering passage (0 if none in the top 10 matches).
+ * `strict` scores each match by the best grade it shows instead (a folded match counts once).
  */
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -117,14 +120,16 @@ export interface Scores {
 
 const dcg = (gains: readonly number[]) => gains.reduce((sum, g, i) => sum + (2 ** g - 1) / Math.log2(i + 2), 0);
 
-export function scoreRanking(citationPaths: readonly string[], question: Question, corpusPaths: readonly string[]): Scores {
+export function scoreRanking(citationPaths: readonly string[], question: Question, corpusPaths: readonly string[], strict = false): Scores {
   const shown = citationPaths.slice(0, K).map(coveredPassages);
-  const gains = shown.map((passages) => Math.max(0, ...passages.map((p) => gradeOfPassage(p, question.relevant))));
-  const corpusGrades = corpusPaths.map((p) => gradeOfPassage(p, question.relevant)).sort((a, b) => b - a);
+  const grade = (p: string) => gradeOfPassage(p, question.relevant);
+  const read = strict ? shown.map((passages) => passages[0]!) : shown.flat().slice(0, K);
+  const gains = strict ? shown.map((passages) => Math.max(0, ...passages.map(grade))) : read.map(grade);
+  const corpusGrades = corpusPaths.map(grade).sort((a, b) => b - a);
   const ideal = dcg(corpusGrades.slice(0, K));
   const answering = corpusGrades.filter((g) => g >= 2).length;
-  const found = new Set(shown.flat().filter((p) => gradeOfPassage(p, question.relevant) >= 2)).size;
-  const firstAnswer = shown.findIndex((passages) => passages.some((p) => gradeOfPassage(p, question.relevant) >= 2));
+  const found = new Set((strict ? shown.flat() : read).filter((p) => grade(p) >= 2)).size;
+  const firstAnswer = shown.findIndex((passages) => passages.some((p) => grade(p) >= 2));
   return {
     ndcg: ideal === 0 ? 0 : dcg(gains) / ideal,
     recall: answering === 0 ? 0 : Math.min(1, found / Math.min(K, answering)),

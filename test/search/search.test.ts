@@ -86,9 +86,33 @@ test("jurisdiction filtering happens inside the KNN: a small jurisdiction still 
   for (const r of results) expect(r.jurisdictionSlugs).toEqual(["us-gu"]);
 });
 
-test("a named state among all jurisdictions ranks that state's statute first", async () => {
-  const results = await search("org-a", "Vermont preliminary notice to the Attorney General", all);
-  expect(results[0]!.jurisdictionSlugs).toEqual(["us-vt"]);
+describe("a jurisdiction named only in the question", () => {
+  test("ranks its passages first when the request has no filter: names, residents, 'under X law', postal codes", async () => {
+    for (const [query, slug] of [
+      ["Vermont preliminary notice to the Attorney General", "us-vt"],
+      ["Ohioans: how long does a business have to tell them about a breach", "us-oh"],
+      ["under Oregon law what must a breach notice contain", "us-or"],
+      ["a Georgia resident's data was stolen: must the consumer reporting agencies be told", "us-ga"],
+      ["our TX customers' data leaked, what is the deadline", "us-tx"],
+      ["in Europe how fast must a data breach be reported", "eu"],
+    ] as const) {
+      const results = await search("org-a", query, resolveJurisdictions(deps, "org-a"));
+      expect(results[0]!.jurisdictionSlugs).toEqual([slug]);
+    }
+  });
+
+  test("never widens the request's filter", async () => {
+    const results = await search("org-a", "Ohioans: how long does a business have to tell them about a breach", ["us-ny", "eu"]);
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) expect(["us-ny", "eu"]).toContain(r.jurisdictionSlugs![0]!);
+  });
+
+  test("never reaches a jurisdiction the organisation has not enabled", async () => {
+    addOrg("org-ny-eu", ["eu", "us-ny"]);
+    const results = await search("org-ny-eu", "Ohioans: how long does a business have to tell them about a breach", resolveJurisdictions(deps, "org-ny-eu"), 50);
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) expect(["us-ny", "eu"]).toContain(r.jurisdictionSlugs![0]!);
+  });
 });
 
 describe("organisation documents", () => {

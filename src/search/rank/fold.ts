@@ -1,9 +1,9 @@
 /**
- * One provision does not fill the page. Passages of the same parent (paragraphs "1–2" and
- * "3–5" of Article 33) are folded into one match that shows them all, in document order,
- * cited as "GDPR > Article 33 (…) > 1–2, 3–5"; a further passage of a provision already
- * shown waits until every other provision's first passage has been listed. A provision the
- * query cites is never folded: the reader asked for exactly it.
+ * One provision does not fill the page. Passages of the same parent (paragraphs "3–5" and
+ * "1–2" of Article 33) that rank close together are folded into one match that shows them
+ * all, the best-ranked first, cited as "GDPR > Article 33 (…) > 3–5, 1–2"; a further
+ * passage of a provision already shown moves down behind the next provision. A provision
+ * the query cites is never folded: the reader asked for exactly it.
  */
 import { citationKeysOfPath } from "../citations";
 import { PATH_SEPARATOR } from "../corpus/structure";
@@ -39,35 +39,53 @@ function provisionOf(p: FoldablePassage): string {
   return base !== undefined ? `${p.documentId}\n${base}` : (parentOf(p) ?? `${p.documentId}\n${p.citationPath}`);
 }
 
-export function foldRanking<T extends FoldablePassage>(ranked: readonly T[], limit: number): FoldedMatch<T>[] {
+export interface FoldOptions {
+  /**
+   * A passage joins its sibling's fold only if it ranks at most this many places below the
+   * fold's last passage: a fold compacts neighbours on the page, it never promotes a passage far
+   * down the ranking.
+   */
+  siblingGap: number;
+  /** A further passage of a provision already shown moves down this many matches (Infinity: after every other provision). */
+  deferBy: number;
+}
+
+export function foldRanking<T extends FoldablePassage>(ranked: readonly T[], limit: number, options: FoldOptions): FoldedMatch<T>[] {
   const groups: T[][] = [];
-  const groupOfParent = new Map<string, T[]>();
-  for (const p of ranked) {
+  const openFolds = new Map<string, { group: T[]; lastRank: number }>();
+  for (const [rank, p] of ranked.entries()) {
     const parent = p.cited ? undefined : parentOf(p);
-    const group = parent === undefined ? undefined : groupOfParent.get(parent);
-    if (group !== undefined && group.length < FOLD_PASSAGES_MAX) {
-      group.push(p);
+    const fold = parent === undefined ? undefined : openFolds.get(parent);
+    if (fold !== undefined && fold.group.length < FOLD_PASSAGES_MAX && rank - fold.lastRank <= options.siblingGap) {
+      fold.group.push(p);
+      fold.lastRank = rank;
       continue;
     }
     const fresh = [p];
     groups.push(fresh);
-    if (parent !== undefined && group === undefined) groupOfParent.set(parent, fresh);
+    if (parent !== undefined) openFolds.set(parent, { group: fresh, lastRank: rank });
   }
+  // A repeat of a provision waits behind `deferBy` matches of provisions not yet shown.
   const shown = new Set<string>();
-  const first: T[][] = [];
-  const deferred: T[][] = [];
+  const out: T[][] = [];
+  const waiting: { group: T[]; due: number }[] = [];
   for (const g of groups) {
     const provision = provisionOf(g[0]!);
-    if (g[0]!.cited || !shown.has(provision)) first.push(g);
-    else deferred.push(g);
-    shown.add(provision);
+    if (g[0]!.cited || !shown.has(provision)) {
+      out.push(g);
+      shown.add(provision);
+      while (waiting.length > 0 && waiting[0]!.due <= out.length) out.push(waiting.shift()!.group);
+    } else {
+      waiting.push({ group: g, due: out.length + options.deferBy });
+    }
   }
-  return [...first, ...deferred].slice(0, limit).map(matchOf);
+  return [...out, ...waiting.map((w) => w.group)].slice(0, limit).map(matchOf);
 }
 
+/** The best-ranked passage leads (what the reader came for), the rest follow in document order. */
 function matchOf<T extends FoldablePassage>(group: T[]): FoldedMatch<T> {
   if (group.length === 1) return { passages: group, citationPath: group[0]!.citationPath, content: group[0]!.content };
-  const ordered = [...group].sort((a, b) => a.position - b.position);
+  const ordered = [group[0]!, ...group.slice(1).sort((a, b) => a.position - b.position)];
   const segments = ordered[0]!.citationPath.split(PATH_SEPARATOR);
   const labels = ordered.map((p) => p.citationPath.split(PATH_SEPARATOR).at(-1)!);
   return {
