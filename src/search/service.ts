@@ -131,7 +131,7 @@ export const DEFAULT_SEARCH_TUNING: SearchTuning = {
   vectorProbes: 16,
   expansionSources: EXPANSION_SOURCES,
   expansionCandidates: 50,
-  rerankCandidates: 120,
+  rerankCandidates: 60,
   ranker: DEFAULT_RANKER,
   rerank: true,
   bridgeWeight: 0.5,
@@ -527,7 +527,7 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => undefined);
   const within = [scope, ...(focus ? [focus] : [])];
   const bm25 = method === "vector" ? [] : bm25Search(deps.db, query, within, tuning.fts, candidates, topK);
-  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed);
+  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, commonTermPredicate(deps.db));
   const expanded =
     expansionMatch === undefined
       ? []
@@ -640,24 +640,37 @@ async function bridgedQueryVector(embedder: Embedder, query: string, analysed: A
 /** Expansions' BM25 counts for less than the user's own words when the candidates are first fused. */
 const EXPANSION_STAGE_ONE_WEIGHT = 0.5;
 
+/** Expansions (the strongest) that bring candidates of their own: each one is a posting list FTS5 merges. */
+const EXPANSION_CANDIDATE_TERMS_MAX = 8;
+
 /** Expansion sources that bring candidates of their own; the others only weigh in on candidates found otherwise. */
 const CANDIDATE_SOURCES: ReadonlySet<ExpansionSource> = new Set(["glossary", "wordnet-derivation", "definition"]);
 
-/** FTS5 MATCH for the query's expansions that bring candidates: each quoted, a phrase where it has several words. */
-function expansionMatchExpression(analysed: AnalysedQuery): string | undefined {
-  const terms = analysed.expansions.filter((e) => CANDIDATE_SOURCES.has(e.source)).map((e) => `"${e.terms.join(" ")}"`);
+/**
+ * FTS5 MATCH for the query's expansions that bring candidates: each quoted, a phrase where it
+ * has several words. An expansion in a large share of the index ("controller", "personal
+ * data" over a big corpus) would make FTS5 score most of it and ranks little: it is left out
+ * here, and still weighs in on the candidates the other searches find.
+ */
+function expansionMatchExpression(analysed: AnalysedQuery, isCommon: (term: string) => boolean): string | undefined {
+  const terms = analysed.expansions
+    .filter((e) => CANDIDATE_SOURCES.has(e.source) && !e.text.split(" ").every(isCommon))
+    .slice(0, EXPANSION_CANDIDATE_TERMS_MAX)
+    .map((e) => `"${e.text.replace(/["']/g, " ")}"`);
   return terms.length === 0 ? undefined : terms.join(" OR ");
 }
 
-/** Embeddings of passage headings, by content hash: a heading is embedded once per process. */
+/** Embeddings of passage headings: a heading is embedded once per process. */
 const HEADING_VECTORS_CACHED_MAX = 20_000;
 const headingVectorCache = new Map<string, Float32Array>();
 
 async function headingEmbeddings(embedder: Embedder, rows: readonly ChunkRow[]): Promise<{ hash: string; vector: Float32Array }[]> {
-  const key = (r: ChunkRow) => `${embedder.id}\n${r.content_hash}`;
-  const missing = rows.filter((r) => !headingVectorCache.has(key(r)));
+  // Keyed by the heading itself: every passage of a provision shares it.
+  const headingOf = (r: ChunkRow) => r.heading || r.citation_path;
+  const key = (r: ChunkRow) => `${embedder.id}\n${headingOf(r)}`;
+  const missing = [...new Map(rows.filter((r) => !headingVectorCache.has(key(r))).map((r) => [key(r), r])).values()];
   if (missing.length > 0) {
-    const vectors = await embedder.embed(missing.map((r) => r.heading || r.citation_path));
+    const vectors = await embedder.embed(missing.map(headingOf));
     if (headingVectorCache.size + missing.length > HEADING_VECTORS_CACHED_MAX) headingVectorCache.clear();
     missing.forEach((r, i) => headingVectorCache.set(key(r), vectors[i]!));
   }

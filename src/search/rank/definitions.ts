@@ -20,8 +20,12 @@ const DEFINITION_CHARS_MAX = 400;
 /** Definitions read from one passage: a definitions section lists a few dozen at most. */
 const DEFINITIONS_PER_TEXT_MAX = 64;
 
+/** Every definition clause has one of these words; most passages have none, and skip the patterns. */
+const DEFINING_WORD = /\b(?:means|includes|shall mean|has the meaning|refers to)\b/;
+
 export function definitionsIn(text: string): Definition[] {
   const found: Definition[] = [];
+  if (!DEFINING_WORD.test(text)) return found;
   for (const pattern of [QUOTED, LEADING]) {
     for (const m of text.matchAll(pattern)) {
       const term = m[1]!.trim().toLowerCase();

@@ -58,7 +58,7 @@ const FIELD_WEIGHTS = { citation: 2, heading: 3, body: 1 } as const;
 const K1 = 1.2;
 const B = 0.75;
 
-/** One field's tokens and where each term occurs. */
+/** Where each of the query's terms occurs in one field. */
 interface Field {
   length: number;
   positions: Map<string, number[]>;
@@ -66,24 +66,37 @@ interface Field {
 
 /** What a passage's text gives the features, computed once per text. */
 interface Fields {
-  citation: Field;
-  heading: Field;
-  body: Field;
-  bodyTokens: string[];
+  citation: string[];
+  heading: string[];
+  body: string[];
   title: Set<string>;
   /** Terms the passage defines (lower case). */
   defines: { term: string; stems: string[] }[];
   exceptionLanguage: boolean;
 }
 
-function fieldOf(tokens: readonly string[]): Field {
+/** Positions of the terms a query needs in one field: one pass, nothing kept for other terms. */
+function fieldOf(tokens: readonly string[], needed: ReadonlySet<string>): Field {
   const positions = new Map<string, number[]>();
-  tokens.forEach((t, i) => {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (!needed.has(t)) continue;
     const list = positions.get(t);
     if (list === undefined) positions.set(t, [i]);
     else list.push(i);
-  });
+  }
   return { length: tokens.length, positions };
+}
+
+/** Every FTS term a query's features look up: its own and its expansions'. */
+const neededTerms = new WeakMap<AnalysedQuery, Set<string>>();
+function termsNeeded(query: AnalysedQuery): Set<string> {
+  let needed = neededTerms.get(query);
+  if (needed === undefined) {
+    needed = new Set([...query.stems, ...query.expansions.flatMap((e) => e.terms)]);
+    neededTerms.set(query, needed);
+  }
+  return needed;
 }
 
 /** Tokenised fields by passage content hash (the same text in any database tokenises alike). */
@@ -93,12 +106,10 @@ const fieldCache = new Map<string, Fields>();
 function fieldsOf(text: CandidateText): Fields {
   let f = fieldCache.get(text.contentHash);
   if (f === undefined) {
-    const bodyTokens = termsOf(text.body);
     f = {
-      citation: fieldOf(termsOf(text.citation)),
-      heading: fieldOf(termsOf(text.heading)),
-      body: fieldOf(bodyTokens),
-      bodyTokens,
+      citation: termsOf(text.citation),
+      heading: termsOf(text.heading),
+      body: termsOf(text.body),
       title: new Set(termsOf(text.title || text.heading)),
       defines: definitionsIn(text.body).map((d) => ({ term: d.term, stems: termsOf(d.term) })),
       exceptionLanguage: EXCEPTION_LANGUAGE.test(text.body),
@@ -127,7 +138,9 @@ function idf(stats: TermStatistics, terms: readonly string[]): number {
   return Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
 }
 
-function bm25f(fields: Fields, terms: readonly string[], stats: TermStatistics): number {
+type IndexedFields = Record<"citation" | "heading" | "body", Field>;
+
+function bm25f(fields: IndexedFields, terms: readonly string[], stats: TermStatistics): number {
   let tf = 0;
   for (const field of ["citation", "heading", "body"] as const) {
     const count = occurrences(fields[field], terms);
@@ -171,7 +184,14 @@ export interface CandidateSignals {
 
 export function candidateFeatures(text: CandidateText, query: AnalysedQuery, stats: TermStatistics, signals: CandidateSignals): FeatureVector {
   const f = new Float64Array(FEATURES.length);
-  const fields = fieldsOf(text);
+  const cached = fieldsOf(text);
+  const needed = termsNeeded(query);
+  const fields: IndexedFields & { title: Set<string> } = {
+    citation: fieldOf(cached.citation, needed),
+    heading: fieldOf(cached.heading, needed),
+    body: fieldOf(cached.body, needed),
+    title: cached.title,
+  };
   const set = (name: Feature, value: number) => {
     f[FEATURES.indexOf(name)] = value;
   };
@@ -200,7 +220,7 @@ export function candidateFeatures(text: CandidateText, query: AnalysedQuery, sta
   set("coverage", idfTotal === 0 ? 0 : covered / idfTotal);
   set("titleCoverage", idfTotal === 0 ? 0 : titled / idfTotal);
   set("titleExpansions", Math.min(1, titleExpansions));
-  set("proximity", proximity(fields.bodyTokens, new Set([...own, ...query.expansions.filter((e) => e.terms.length === 1).map((e) => e.terms[0]!)])));
+  set("proximity", proximity(cached.body, new Set([...own, ...query.expansions.filter((e) => e.terms.length === 1).map((e) => e.terms[0]!)])));
   set("cosine", signals.cosine);
   set("cosineGap", signals.cosine - signals.bestCosine);
   set("titleCosine", signals.titleCosine);
@@ -214,10 +234,10 @@ export function candidateFeatures(text: CandidateText, query: AnalysedQuery, sta
   const inMentioned = text.jurisdictions.some((j) => mentioned.has(j));
   set("mentionIn", mentioned.size > 0 && inMentioned ? 1 : 0);
   set("mentionOut", mentioned.size > 0 && !inMentioned ? 1 : 0);
-  const defines = definesQueryTerm(fields.defines, query);
+  const defines = definesQueryTerm(cached.defines, query);
   set("definesQueryTerm", defines ? 1 : 0);
   set("definitionAsked", defines && query.asksDefinition ? 1 : 0);
-  const exceptional = fields.exceptionLanguage;
+  const exceptional = cached.exceptionLanguage;
   set("exceptionLanguage", exceptional ? 1 : 0);
   set("exceptionAsked", exceptional && query.asksException ? 1 : 0);
   set("logLength", Math.log(1 + fields.body.length));

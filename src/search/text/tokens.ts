@@ -6,16 +6,48 @@
  */
 import { porterStem } from "./porter";
 
-const TOKEN = /[\p{L}\p{N}]+/gu;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}\p{M}]/u;
 const MARKS = /\p{M}/gu;
 /** Distinct words remembered with their stems; past this the memo starts over (bounded memory). */
 const STEM_MEMO_ENTRIES_MAX = 200_000;
 const memo = new Map<string, string>();
 
-/** Lower-cased, diacritic-free word runs of `text`, in order. */
+function isTokenChar(code: number, text: string, i: number): boolean {
+  if (code < 128) return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57);
+  return LETTER_OR_DIGIT.test(text[i]!);
+}
+
+/**
+ * Lower-cased, diacritic-free word runs of `text`, in order. A scan by character code (the
+ * ranker tokenises every candidate passage, so this is on the search path); only words
+ * with non-ASCII characters go through Unicode normalisation.
+ */
 export function wordTokens(text: string): string[] {
-  const folded = text.normalize("NFKD").replace(MARKS, "").toLowerCase();
-  return folded.match(TOKEN) ?? [];
+  const out: string[] = [];
+  let start = -1;
+  let ascii = true;
+  for (let i = 0; i <= text.length; i++) {
+    const code = i < text.length ? text.charCodeAt(i) : 32;
+    if (i < text.length && isTokenChar(code, text, i)) {
+      if (start < 0) {
+        start = i;
+        ascii = true;
+      }
+      if (code >= 128) ascii = false;
+      continue;
+    }
+    if (start < 0) continue;
+    const raw = text.slice(start, i);
+    start = -1;
+    if (ascii) {
+      out.push(raw.toLowerCase());
+      continue;
+    }
+    // Decomposing may turn one run into several (a ligature, a symbol); re-split what is left.
+    const folded = raw.normalize("NFKD").replace(MARKS, "").toLowerCase();
+    for (const part of folded.split(/[^\p{L}\p{N}]+/u)) if (part !== "") out.push(part);
+  }
+  return out;
 }
 
 export function stemOf(word: string): string {
@@ -30,5 +62,7 @@ export function stemOf(word: string): string {
 
 /** The FTS5 terms of `text`, in order. */
 export function termsOf(text: string): string[] {
-  return wordTokens(text).map(stemOf);
+  const words = wordTokens(text);
+  for (let i = 0; i < words.length; i++) words[i] = stemOf(words[i]!);
+  return words;
 }
