@@ -78,7 +78,8 @@ export class StaticEmbedder implements Embedder {
     return vector.some((x) => x !== 0) ? vector : this.emptyVector.slice();
   }
 
-  private rowsOfWord(word: string): readonly number[] {
+  /** The table rows one word adds to a sentence: its own row, or its pieces (each weighing 1 / count). */
+  rowsOfWord(word: string): readonly number[] {
     let rows = this.wordMemo.get(word);
     if (rows !== undefined) return rows;
     const row = this.wordRows.get(stem(word));
