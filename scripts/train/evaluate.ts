@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { scoreRanking, type Judgment, type Question } from "../../test/search-quality/evaluate.ts";
+import { gradeOf, scoreRanking, type Judgment, type Question } from "../../test/search-quality/evaluate.ts";
 import { embeddingText, type Corpus } from "./passages.ts";
 
 const K = 10;
@@ -35,6 +35,12 @@ export function loadTuningQuestions(repoRoot: string, path = TUNING_QUESTIONS_PA
     source: "test/search-quality/questions.json (dev split)",
     questions: file.questions.filter((q) => q.split === "dev").map((q) => ({ ...q, category: q.kind })),
   };
+}
+
+/** Citation paths of the passages that answer `q` (grade 2). */
+export function answeringPaths(corpus: Corpus, q: TuningQuestion): string[] {
+  const question = { ...q, split: "dev" as const, kind: q.category };
+  return corpus.passages.map((p) => p.citationPath).filter((path) => gradeOf(path, question.relevant) >= 2);
 }
 
 export type CategoryScores = Map<string, { ndcg: number; recall: number; count: number }>;

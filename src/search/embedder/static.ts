@@ -1,4 +1,4 @@
-import tablePath from "../../../data/embeddings/regkb-static-v1.bin" with { type: "file" };
+import tablePath from "../../../data/embeddings/regkb-static-v2.bin" with { type: "file" };
 import { decodeStaticTable, type StaticTable } from "./static-table.ts";
 import { stem, wordsOf } from "./tokens.ts";
 import type { Embedder } from "./types.ts";
