@@ -71,19 +71,34 @@ const { values: args } = parseArgs({
     "show-pairs": { type: "string", default: "0" },
   },
 });
-const seed = Number(args.seed);
-const epochs = Number(args.epochs);
-const batchSize = Number(args.batch);
-const kindCap = Number(args["kind-cap"]);
-const lrEndShare = Number(args["lr-end-share"]);
+/** A numeric flag within its bounds, or a clear refusal. */
+function numberArg(name: keyof typeof args, min: number, max: number): number {
+  const value = Number(args[name]);
+  if (!Number.isFinite(value) || value < min || value > max) throw new Error(`--${name} must be a number from ${min} to ${max}, got ${args[name]}`);
+  return value;
+}
+const seed = numberArg("seed", 0, 2 ** 32 - 1);
+const epochs = numberArg("epochs", 0, 100);
+const batchSize = numberArg("batch", 2, 1024);
+const kindCap = numberArg("kind-cap", 1, 1_000_000);
+const lrEndShare = numberArg("lr-end-share", 0, 1);
 const settings: TrainSettings = {
-  temperature: Number(args.temperature),
-  learningRate: Number(args.lr),
-  pull: Number(args.pull),
-  mapLearningRate: Number(args["map-lr"]),
-  mapPull: Number(args["map-pull"]),
+  temperature: numberArg("temperature", 0.001, 10),
+  learningRate: numberArg("lr", 0, 1),
+  pull: numberArg("pull", 0, 100),
+  mapLearningRate: numberArg("map-lr", 0, 1),
+  mapPull: numberArg("map-pull", 0, 100),
 };
-const kindWeights = new Map(args.weights.split(",").filter((s) => s !== "").map((s) => [s.split("=")[0]!, Number(s.split("=")[1])] as const));
+const kindWeights = new Map(
+  args.weights
+    .split(",")
+    .filter((s) => s !== "")
+    .map((s) => {
+      const [kind, weight] = [s.split("=")[0]!, Number(s.split("=")[1])];
+      if (!Number.isFinite(weight) || weight < 0 || weight > 100) throw new Error(`--weights: "${s}" is not kind=weight with a weight from 0 to 100`);
+      return [kind, weight] as const;
+    }),
+);
 const rewriteWithout = new Set(args["rewrite-without"].split(",").filter((s) => s !== ""));
 const without = new Set(args.without.split(",").filter((s) => s !== ""));
 const startedMs = performance.now();
@@ -103,12 +118,12 @@ const corpusPairs = mineCorpusPairs(
   holdout === undefined || args["holdout-report-only"] ? corpus : { ...corpus, passages: corpus.passages.filter((p) => !holdout.test(p.citationPath)) },
 );
 const bridgeSettings = {
-  generalWords: Number(args["general-words"]),
-  stopWords: Number(args["stop-words"]),
-  similarityMin: Number(args["similarity-min"]),
-  neighbourSimilarityMin: Number(args["neighbour-similarity-min"]),
-  neighboursPerWord: Number(args["neighbours-per-word"]),
-  neighbourCorpusCountMin: Number(args["neighbour-corpus-count-min"]),
+  generalWords: numberArg("general-words", 0, 200000),
+  stopWords: numberArg("stop-words", 0, 10000),
+  similarityMin: numberArg("similarity-min", -1, 1),
+  neighbourSimilarityMin: numberArg("neighbour-similarity-min", -1, 1),
+  neighboursPerWord: numberArg("neighbours-per-word", 0, 100),
+  neighbourCorpusCountMin: numberArg("neighbour-corpus-count-min", 1, 1000000),
 };
 const bridgePairs = await mineBridgePairs(
   { repoRoot, corpus, tableWords: new Set(initTable.words), glossaryPath: args.glossary, cacheDir: args.cache },
@@ -118,7 +133,7 @@ const substitutions = substitutionsOf(bridgePairs.filter((p) => !rewriteWithout.
 const rewrites = rewritePairs(
   corpusPairs.filter((p) => p.kind === "sentence" || p.kind === "title"),
   substitutions,
-  Number(args["rewrite-rate"]),
+  numberArg("rewrite-rate", 0, 1),
   new Rng(seed + 1),
 );
 const allPairs: Pair[] = [...corpusPairs, ...bridgePairs, ...rewrites].filter((p) => !without.has(p.kind));
@@ -127,7 +142,7 @@ const kinds = [...new Set(allPairs.map((p) => p.kind))];
 const pairsByKind = new Map(kinds.map((k) => [k, allPairs.filter((p) => p.kind === k)]));
 console.log(`pairs: ${kinds.map((k) => `${k} ${pairsByKind.get(k)!.length}`).join(", ")}`);
 for (const k of kinds) {
-  const shown = new Rng(seed).shuffle([...pairsByKind.get(k)!]).slice(0, Number(args["show-pairs"]));
+  const shown = new Rng(seed).shuffle([...pairsByKind.get(k)!]).slice(0, numberArg("show-pairs", 0, 1000));
   for (const p of shown) console.log(`  ${k}: ${JSON.stringify(p.query.slice(0, 80))} → ${JSON.stringify(p.doc.slice(0, 80))}`);
 }
 
@@ -251,7 +266,7 @@ const table: StaticTable = {
       lrEndShare,
       kinds,
       without: [...without],
-      rewriteRate: Number(args["rewrite-rate"]),
+      rewriteRate: numberArg("rewrite-rate", 0, 1),
       rewriteWithout: [...rewriteWithout],
       bridges: bridgeSettings,
       newWords: newWords.length,
