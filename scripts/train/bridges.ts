@@ -7,9 +7,16 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stem, wordsOf } from "../../src/search/embedder/tokens.ts";
+import { dot, l2Normalise } from "../../src/search/embedder/vector.ts";
 import type { Pair } from "./corpus-pairs.ts";
 
-const WORDNET_FILES = ["data.noun", "data.verb", "data.adj", "data.adv"] as const;
+/** WordNet's data files and the part-of-speech letter its pointers use for each. */
+const WORDNET_FILES = [
+  ["data.noun", "n"],
+  ["data.verb", "v"],
+  ["data.adj", "a"],
+  ["data.adv", "r"],
+] as const;
 /** WordNet phrases longer than this are descriptions, not things people type. */
 const LEMMA_WORDS_MAX = 3;
 
@@ -37,7 +44,7 @@ export async function loadWordVectors(path: string, words: ReadonlySet<string>, 
   if (json.dimensions !== VECTOR_DIMENSIONS) throw new Error(`${path}: expected ${VECTOR_DIMENSIONS}-d vectors, got ${json.dimensions}`);
   for (const w of sorted) {
     const v = json.vectors[w];
-    if (v !== undefined) out.set(w, l2(Float32Array.from(v.slice(0, VECTOR_DIMENSIONS))));
+    if (v !== undefined) out.set(w, l2Normalise(Float32Array.from(v.slice(0, VECTOR_DIMENSIONS))));
   }
   mkdirSync(cacheDir, { recursive: true });
   const floats = new Float32Array(out.size * VECTOR_DIMENSIONS);
@@ -47,39 +54,29 @@ export async function loadWordVectors(path: string, words: ReadonlySet<string>, 
   return out;
 }
 
-function l2(v: Float32Array): Float32Array {
-  let s = 0;
-  for (const x of v) s += x * x;
-  const n = Math.sqrt(s) || 1;
-  return v.map((x) => x / n);
-}
-
 /** Cosine of two phrases' mean word vectors; undefined when a word has no vector. */
-export function phraseSimilarity(vectors: WordVectors, a: string, b: string): number | undefined {
+function phraseSimilarity(vectors: WordVectors, a: string, b: string): number | undefined {
   const mean = (p: string) => {
     const ws = wordsOf(p);
-    const sum = new Float32Array(100);
+    const sum = new Float32Array(VECTOR_DIMENSIONS);
     for (const w of ws) {
       const v = vectors.get(w);
       if (v === undefined) return undefined;
-      for (let i = 0; i < 100; i++) sum[i]! += v[i]!;
+      for (let i = 0; i < VECTOR_DIMENSIONS; i++) sum[i]! += v[i]!;
     }
-    return ws.length === 0 ? undefined : l2(sum);
+    return ws.length === 0 ? undefined : l2Normalise(sum);
   };
   const va = mean(a);
   const vb = mean(b);
   if (va === undefined || vb === undefined) return undefined;
-  let s = 0;
-  for (let i = 0; i < 100; i++) s += va[i]! * vb[i]!;
-  return s;
+  return dot(va, vb);
 }
 
 type Synset = { lemmas: string[]; derivations: { from: number; pos: string; offset: string; to: number }[] };
 
 function readWordNet(dictDir: string): Map<string, Synset> {
   const synsets = new Map<string, Synset>();
-  for (const file of WORDNET_FILES) {
-    const pos = file.slice(5, 6) === "a" ? "a" : file.slice(5, 6);
+  for (const [file, pos] of WORDNET_FILES) {
     for (const line of readFileSync(join(dictDir, file), "utf8").split("\n")) {
       if (line === "" || line.startsWith("  ")) continue;
       const fields = line.split(" | ")[0]!.split(" ");
@@ -161,8 +158,8 @@ export function glossaryPairs(path: string): Pair[] {
 }
 
 /**
- * Nearest neighbours by word vector: for each corpus word, everyday words used alike
- * ("lender" ↔ "bank"), a softer bridge than WordNet's for words it does not list.
+ * Nearest neighbours by word vector: for each frequent corpus word, the `candidates`
+ * (everyday words) used most alike, a softer bridge than WordNet's for words it does not list.
  */
 export function neighbourPairs(
   corpusWords: readonly string[],
@@ -173,8 +170,8 @@ export function neighbourPairs(
   isStopWord: (word: string) => boolean,
 ): Pair[] {
   const cand = candidates.filter((w) => vectors.has(w) && !isStopWord(w));
-  const matrix = new Float32Array(cand.length * 100);
-  cand.forEach((w, i) => matrix.set(vectors.get(w)!, i * 100));
+  const matrix = new Float32Array(cand.length * VECTOR_DIMENSIONS);
+  cand.forEach((w, i) => matrix.set(vectors.get(w)!, i * VECTOR_DIMENSIONS));
   const pairs: Pair[] = [];
   for (const w of corpusWords) {
     const v = isStopWord(w) ? undefined : vectors.get(w);
@@ -182,7 +179,7 @@ export function neighbourPairs(
     const best: { word: string; s: number }[] = [];
     for (let i = 0; i < cand.length; i++) {
       let s = 0;
-      for (let k = 0; k < 100; k++) s += v[k]! * matrix[i * 100 + k]!;
+      for (let k = 0; k < VECTOR_DIMENSIONS; k++) s += v[k]! * matrix[i * VECTOR_DIMENSIONS + k]!;
       if (s < similarityMin || stem(cand[i]!) === stem(w)) continue;
       best.push({ word: cand[i]!, s });
     }
