@@ -26,14 +26,14 @@ import { embeddingText, readCorpus } from "./train/passages.ts";
 import { rewritePairs, substitutionsOf } from "./train/rewrite.ts";
 import { Rng } from "./train/rng.ts";
 import { fitPca } from "./distil/pca.ts";
+import { untitledPath } from "../src/search/corpus/structure.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
 const { values: args } = parseArgs({
   options: {
     init: { type: "string", default: "/tmp/regkb-static-v1.bin" },
     out: { type: "string", default: join(repoRoot, "data", "embeddings", "regkb-static-v2.bin") },
-    questions: { type: "string" },
-    /** Regex over citationPath: those passages give no training pairs (generalisation check). */
+    /** Regex over citationPath without titles: those passages give no training pairs (generalisation check). */
     holdout: { type: "string" },
     /** Report the --holdout questions apart but train on every passage (the comparison run). */
     "holdout-report-only": { type: "boolean", default: false },
@@ -107,7 +107,7 @@ const elapsed = () => `${((performance.now() - startedMs) / 1000).toFixed(0)} s`
 // 1. Inputs.
 const initTable = decodeStaticTable(await Bun.file(args.init).bytes());
 const corpus = readCorpus(repoRoot);
-const { source: questionSource, questions } = loadTuningQuestions(repoRoot, args.questions);
+const { source: questionSource, questions } = loadTuningQuestions();
 console.log(`init ${initTable.header.id}: ${initTable.header.wordCount} words + ${initTable.header.pieceCount} pieces; questions: ${questions.length} from ${questionSource}`);
 
 // 2. Pairs: the corpus's structure, then bridges from everyday words to the corpus's words.
@@ -115,7 +115,7 @@ console.log(`init ${initTable.header.id}: ${initTable.header.wordCount} words + 
 // questions about them show whether the table helps text it never saw (an organisation's PDF).
 const holdout = args.holdout === undefined ? undefined : new RegExp(args.holdout);
 const corpusPairs = mineCorpusPairs(
-  holdout === undefined || args["holdout-report-only"] ? corpus : { ...corpus, passages: corpus.passages.filter((p) => !holdout.test(p.citationPath)) },
+  holdout === undefined || args["holdout-report-only"] ? corpus : { ...corpus, passages: corpus.passages.filter((p) => !holdout.test(untitledPath(p.citationPath))) },
 );
 const bridgeSettings = {
   generalWords: numberArg("general-words", 0, 200000),
@@ -189,7 +189,7 @@ const modelEmbed = (text: string) => model.embed(bagger.bagOf(text));
 
 const before = denseScores(corpus, questions, (t) => v1.embedOne(t));
 console.log(formatScores("before (v1)", before));
-const heldOutQuestions = holdout === undefined ? [] : questions.filter((q) => answeringPaths(corpus, q).every((p) => holdout.test(p)));
+const heldOutQuestions = holdout === undefined ? [] : questions.filter((q) => answeringPaths(corpus, q).every((p) => holdout.test(untitledPath(p))));
 const reportHeldOut = (label: string, embed: (t: string) => Float32Array) => {
   if (heldOutQuestions.length > 0) console.log(formatScores(`${label}, questions on held-out passages only`, denseScores(corpus, heldOutQuestions, embed)));
 };

@@ -3,44 +3,22 @@
  * vector-only search (cosine over the passages of the requested jurisdictions), scored with
  * the quality benchmark's own nDCG@10 / recall@10 (test/search-quality/evaluate.ts).
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { gradeOf, scoreRanking, type Judgment, type Question } from "../../test/search-quality/evaluate.ts";
+import { untitledPath } from "../../src/search/corpus/structure.ts";
+import { gradeOfPassage, questionsOf, scoreRanking, type Question } from "../../test/search-quality/evaluate.ts";
 import { embeddingText, type Corpus } from "./passages.ts";
 
 const K = 10;
-/** Where the project hands over its tuning questions; until then the benchmark's dev split. */
-export const TUNING_QUESTIONS_PATH = "/work/handoff/questions-tuning.json";
 
-export type TuningQuestion = { id: string; category: string; query: string; jurisdictions?: string[]; relevant: Question["relevant"] };
+export type TuningQuestion = Question;
 
-type HandedJudgment = Judgment & { passage?: string };
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-export function loadTuningQuestions(repoRoot: string, path = TUNING_QUESTIONS_PATH): { source: string; questions: TuningQuestion[] } {
-  if (existsSync(path)) {
-    const raw = JSON.parse(readFileSync(path, "utf8")) as { questions: (Omit<TuningQuestion, "relevant"> & { relevant: HandedJudgment[] })[] };
-    // An exact-passage judgment becomes an anchored path pattern, which scoreRanking knows.
-    const questions = raw.questions.map((q) => ({
-      ...q,
-      relevant: q.relevant.map(({ passage, ...j }) => (passage === undefined ? j : { ...j, path: `^${escapeRegExp(passage)}$` })),
-    }));
-    return { source: path, questions };
-  }
-  const file = JSON.parse(readFileSync(join(repoRoot, "test", "search-quality", "questions.json"), "utf8")) as { questions: Question[] };
-  return {
-    source: "test/search-quality/questions.json (dev split)",
-    questions: file.questions.filter((q) => q.split === "dev").map((q) => ({ ...q, category: q.kind })),
-  };
+/** The tuning half of the judged questions: the test half is never read here. */
+export function loadTuningQuestions(): { source: string; questions: TuningQuestion[] } {
+  return { source: "test/search-quality/questions.json (tuning half)", questions: questionsOf("tuning") };
 }
 
 /** Citation paths of the passages that answer `q` (grade 2). */
 export function answeringPaths(corpus: Corpus, q: TuningQuestion): string[] {
-  const question = { ...q, split: "dev" as const, kind: q.category };
-  return corpus.passages.map((p) => p.citationPath).filter((path) => gradeOf(path, question.relevant) >= 2);
+  return corpus.passages.map((p) => p.citationPath).filter((path) => gradeOfPassage(untitledPath(path), q.relevant) >= 2);
 }
 
 export type CategoryScores = Map<string, { ndcg: number; recall: number; count: number }>;
@@ -63,7 +41,7 @@ export function denseScores(corpus: Corpus, questions: TuningQuestion[], embed: 
       .sort((a, b) => b.score - a.score || a.i - b.i)
       .slice(0, K)
       .map((r) => paths[r.i]!);
-    const s = scoreRanking(ranked, { ...q, split: "dev", kind: q.category }, paths);
+    const s = scoreRanking(ranked, q, paths.map(untitledPath));
     add("all", s.ndcg, s.recall);
     add(q.category, s.ndcg, s.recall);
   }

@@ -110,8 +110,6 @@ export interface SearchTuning {
   ranker: RankerModel;
   /** Re-score stage one's best candidates with `ranker` (off: the fixed fusion is the ranking). */
   rerank: boolean;
-  /** How far the vector half's query leans towards its reviewed expansions (0: not at all). */
-  bridgeWeight: number;
   /** Boost passages of a jurisdiction the query names. */
   mentions: boolean;
   /** Fold passages of one provision together (rank/fold.ts). */
@@ -134,7 +132,6 @@ export const DEFAULT_SEARCH_TUNING: SearchTuning = {
   rerankCandidates: 60,
   ranker: DEFAULT_RANKER,
   rerank: true,
-  bridgeWeight: 0.5,
   mentions: true,
   fold: true,
   foldSiblingGap: 2,
@@ -476,8 +473,6 @@ export interface GatheredCandidates {
   mentioned: string[];
   /** The query's embedding. */
   queryVector: Float32Array | undefined;
-  /** The query's embedding leaning towards its expansions' (see bridgedQueryVector); the vector half searches with it. */
-  bridgedVector: Float32Array | undefined;
   /** Best first by the fixed fusion. */
   ranked: Candidate[];
   cited: CitedHit[];
@@ -508,13 +503,10 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
 
   // The vector half goes to a search worker first, so it runs while this thread scores BM25.
   let task: VectorTask | undefined;
-  let queryVector: Float32Array | undefined;
   if (method !== "bm25") {
     const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
-    const vectors = await bridgedQueryVector(deps.embedder, query, analysed, tuning.bridgeWeight);
-    queryVector = vectors.own;
     task = {
-      queryVector: vectors.bridged,
+      queryVector: (await deps.embedder.embed([query]))[0]!,
       orgId: request.orgId,
       scope,
       focus: focus === undefined ? undefined : { jurisdictions: mentioned, scope: focus },
@@ -557,7 +549,7 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
     fused: r.score,
     score: r.score,
   }));
-  return { analysed, mentioned, queryVector, bridgedVector: task?.queryVector, ranked, cited, citationOnly };
+  return { analysed, mentioned, queryVector: task?.queryVector, ranked, cited, citationOnly };
 }
 
 /**
@@ -611,32 +603,6 @@ export async function searchKnowledgeBase(
   });
 }
 
-/** Expansion sources whose words the query's embedding leans towards: the reviewed ones. */
-const BRIDGE_SOURCES: ReadonlySet<ExpansionSource> = new Set(["glossary", "wordnet-derivation"]);
-
-/**
- * The query's embedding, and the same leaning towards the embedding of its reviewed
- * expansions' words ("sue" → "compensation", "judicial remedy"): normalise(own + w · bridge).
- * Both come from one embedder call.
- */
-async function bridgedQueryVector(embedder: Embedder, query: string, analysed: AnalysedQuery, weight: number): Promise<{ own: Float32Array; bridged: Float32Array }> {
-  const bridge = analysed.expansions.filter((e) => BRIDGE_SOURCES.has(e.source)).map((e) => e.text);
-  if (bridge.length === 0 || weight === 0) {
-    const own = (await embedder.embed([query]))[0]!;
-    return { own, bridged: own };
-  }
-  const [own, words] = await embedder.embed([query, bridge.join(", ")]);
-  const bridged = new Float32Array(own!.length);
-  let norm = 0;
-  for (let i = 0; i < bridged.length; i++) {
-    bridged[i] = own![i]! + weight * words![i]!;
-    norm += bridged[i]! ** 2;
-  }
-  norm = Math.sqrt(norm) || 1;
-  for (let i = 0; i < bridged.length; i++) bridged[i]! /= norm;
-  return { own: own!, bridged };
-}
-
 /** Expansions' BM25 counts for less than the user's own words when the candidates are first fused. */
 const EXPANSION_STAGE_ONE_WEIGHT = 0.5;
 
@@ -681,18 +647,18 @@ async function headingEmbeddings(embedder: Embedder, rows: readonly ChunkRow[]):
 export async function candidateFeatureRows(
   deps: SearchDeps,
   candidates: readonly Candidate[],
-  gathered: Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector" | "bridgedVector">,
+  gathered: Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector">,
 ): Promise<{ candidate: Candidate; citationPath: string; features: FeatureVector }[]> {
   if (candidates.length === 0) return [];
   const ids = candidates.map((c) => c.chunkId);
   const rows = loadChunks(deps.db, ids);
-  const { queryVector, bridgedVector } = gathered;
+  const { queryVector } = gathered;
   const vectors = queryVector === undefined ? new Map<number, Float32Array>() : chunkVectors(deps.db, ids);
-  const cosineOf = (id: number, to = queryVector) => {
+  const cosineOf = (id: number) => {
     const v = vectors.get(id);
-    return v === undefined || to === undefined ? 0 : dot(v, to);
+    return v === undefined || queryVector === undefined ? 0 : dot(v, queryVector);
   };
-  const bestCosine = Math.max(...ids.map((id) => cosineOf(id)));
+  const bestCosine = Math.max(...ids.map(cosineOf));
   const headingVectors = queryVector === undefined ? [] : await headingEmbeddings(deps.embedder, [...rows.values()]);
   const stats = termStatistics(deps.db, newestChunkId(deps.db));
   const names = jurisdictionNames(deps.db);
@@ -710,15 +676,7 @@ export async function candidateFeatureRows(
     };
     const headingVector = headingVectors.find((h) => h.hash === row.content_hash)?.vector;
     const titleCosine = headingVector === undefined || queryVector === undefined ? 0 : dot(headingVector, queryVector);
-    const bridgedTitleCosine = headingVector === undefined || bridgedVector === undefined ? 0 : dot(headingVector, bridgedVector);
-    const signals = {
-      cosine: cosineOf(candidate.chunkId),
-      bridgedCosine: cosineOf(candidate.chunkId, bridgedVector),
-      titleCosine,
-      bridgedTitleCosine,
-      bestCosine,
-      mentioned: gathered.mentioned,
-    };
+    const signals = { cosine: cosineOf(candidate.chunkId), titleCosine, bestCosine, mentioned: gathered.mentioned };
     return [{ candidate, citationPath: row.citation_path, features: candidateFeatures(text, gathered.analysed, stats, signals) }];
   });
 }

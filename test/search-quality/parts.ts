@@ -27,12 +27,12 @@ if (v1Path === undefined || untitledPath === undefined) {
   process.exit(2);
 }
 
-const none: Partial<SearchTuning> = { expansionSources: [], mentions: false, rerank: false, fold: false, bridgeWeight: 0 };
+const none: Partial<SearchTuning> = { expansionSources: [], mentions: false, rerank: false, fold: false };
 const rows: { name: string; index: "untitled-v1" | "titled-v1" | "titled-v2"; tuning: Partial<SearchTuning> }[] = [
   { name: "0. none of the parts", index: "untitled-v1", tuning: none },
   { name: "1. + titles", index: "titled-v1", tuning: none },
-  { name: "2. + vocabulary bridge", index: "titled-v1", tuning: { ...none, expansionSources: DEFAULT_SEARCH_TUNING.expansionSources, bridgeWeight: DEFAULT_SEARCH_TUNING.bridgeWeight } },
-  { name: "3. + trained dense embedder", index: "titled-v2", tuning: { ...none, expansionSources: DEFAULT_SEARCH_TUNING.expansionSources, bridgeWeight: DEFAULT_SEARCH_TUNING.bridgeWeight } },
+  { name: "2. + vocabulary bridge", index: "titled-v1", tuning: { ...none, expansionSources: DEFAULT_SEARCH_TUNING.expansionSources } },
+  { name: "3. + trained dense embedder", index: "titled-v2", tuning: { ...none, expansionSources: DEFAULT_SEARCH_TUNING.expansionSources } },
   { name: "4. + named jurisdictions", index: "titled-v2", tuning: { rerank: false, fold: false } },
   { name: "5. + learned ranker", index: "titled-v2", tuning: { fold: false } },
   { name: "6. + folding (all six)", index: "titled-v2", tuning: {} },

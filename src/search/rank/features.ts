@@ -18,10 +18,8 @@ export const FEATURES = [
   "cosine",
   "cosineGap",
   "titleCosine",
-  "bridgedCosine",
-  "bridgedTitleCosine",
   "cosineWhenUnmatched",
-  "bridgedWhenUnmatched",
+  "expansionsWhenUnmatched",
   "mentionIn",
   "mentionOut",
   "definesQueryTerm",
@@ -173,9 +171,6 @@ export interface CandidateSignals {
   cosine: number;
   /** Cosine between the query's embedding and its heading's (the provision's title and place). */
   titleCosine: number;
-  /** The same two with the query's embedding leaning towards its expansions'. */
-  bridgedCosine: number;
-  bridgedTitleCosine: number;
   /** The best cosine among this query's candidates. */
   bestCosine: number;
   /** Jurisdictions the query names (among those it may read). */
@@ -224,12 +219,10 @@ export function candidateFeatures(text: CandidateText, query: AnalysedQuery, sta
   set("cosine", signals.cosine);
   set("cosineGap", signals.cosine - signals.bestCosine);
   set("titleCosine", signals.titleCosine);
-  set("bridgedCosine", signals.bridgedCosine);
-  set("bridgedTitleCosine", signals.bridgedTitleCosine);
   // Where the passage has few of the query's own words, meaning must carry the match.
   const unmatched = idfTotal === 0 ? 1 : 1 - covered / idfTotal;
   set("cosineWhenUnmatched", signals.cosine * unmatched);
-  set("bridgedWhenUnmatched", (bySource.get("glossary") ?? 0) * unmatched);
+  set("expansionsWhenUnmatched", (bySource.get("glossary") ?? 0) * unmatched);
   const mentioned = new Set(signals.mentioned);
   const inMentioned = text.jurisdictions.some((j) => mentioned.has(j));
   set("mentionIn", mentioned.size > 0 && inMentioned ? 1 : 0);

@@ -28,9 +28,17 @@ export interface FoldedMatch<T extends FoldablePassage> {
 /** Passages one match may fold together: its content stays readable. */
 export const FOLD_PASSAGES_MAX = 3;
 
+/**
+ * The provision whose subdivisions a passage shares with its siblings ("GDPR > Article 33"
+ * for "… > 1–2"), or undefined when its parent is no provision: two whole articles under
+ * "GDPR" are not siblings to fold.
+ */
 function parentOf(p: FoldablePassage): string | undefined {
   const segments = p.citationPath.split(PATH_SEPARATOR);
-  return segments.length < 2 ? undefined : `${p.documentId}\n${segments.slice(0, -1).join(PATH_SEPARATOR)}`;
+  if (segments.length < 2) return undefined;
+  const parent = segments.slice(0, -1).join(PATH_SEPARATOR);
+  if (segments.length === 2 && citationKeysOfPath(parent).length === 0) return undefined;
+  return `${p.documentId}\n${parent}`;
 }
 
 /** The provision a passage belongs to: its citation's base ("article 33", "899-aa"), else its parent. */
