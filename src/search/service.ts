@@ -177,6 +177,12 @@ const prepared = new WeakMap<Database, string>();
  * an earlier version) is rebuilt from the stored vectors; `regkb serve` does this before
  * it listens. Returns the vectors rebuilt, if any.
  */
+/** The index holds passages embedded by another model than the configured one (see ensureSearchIndex). */
+export function indexNeedsReembedding(deps: SearchDeps): boolean {
+  const meta = readIndexMeta(deps.db);
+  return meta !== undefined && (meta.embedderId !== deps.embedder.id || meta.dimensions !== deps.embedder.dimensions) && countChunks(deps.db) > 0;
+}
+
 export function ensureSearchIndex(deps: SearchDeps): { rebuiltVectors?: number } {
   const signature = `${deps.embedder.id}/${deps.embedder.dimensions}/${deps.embedder.shortlistDimensions}`;
   if (prepared.get(deps.db) === signature) return {};
