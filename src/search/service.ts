@@ -492,18 +492,20 @@ export interface GatheredCandidates {
  * query cites exactly.
  */
 export async function gatherCandidates(deps: SearchDeps, request: SearchRequest, tuning: SearchTuning, method: SearchMethod): Promise<GatheredCandidates> {
-  const query = request.query.slice(0, SEARCH_QUERY_CHARS_MAX);
+  const asked = request.query.slice(0, SEARCH_QUERY_CHARS_MAX);
   const topK = Math.max(1, Math.min(SEARCH_TOP_K_MAX, request.topK));
   const jurisdictions = request.jurisdictions.slice(0, SEARCH_JURISDICTIONS_MAX);
   const candidates = Math.max(tuning.candidatesPerMethod, topK);
-  const analysed = analyseQuery(query, deps.lexicon, new Set(tuning.expansionSources));
 
   // A jurisdiction named in the query ("Ohioans", "GDPR") among several it may read: its
-  // passages join the candidates even if the whole-corpus rankings missed them. Only
+  // passages join the candidates even if the whole-corpus rankings missed them, and its
+  // name joins the query's words ("Ohioans" → "Ohio"), as the passages write it. Only
   // within `jurisdictions`: a name never widens a filter or reaches a jurisdiction the
   // organisation has not enabled.
-  const mentioned =
-    tuning.mentions && jurisdictions.length > 1 ? mentionedJurisdictions(query, jurisdictionNames(deps.db), jurisdictions) : [];
+  const names = jurisdictionNames(deps.db);
+  const mentioned = tuning.mentions && jurisdictions.length > 1 ? mentionedJurisdictions(asked, names, jurisdictions) : [];
+  const query = mentioned.length === 0 ? asked : `${asked} (${mentioned.map((slug) => names.get(slug) ?? slug).join(", ")})`;
+  const analysed = analyseQuery(query, deps.lexicon, new Set(tuning.expansionSources));
   const scope = resolveSearchScope(deps.db, request.orgId, jurisdictions);
   const focus = mentioned.length > 0 ? resolveSearchScope(deps.db, request.orgId, mentioned) : undefined;
 
