@@ -11,7 +11,7 @@ import { mentionedJurisdictions } from "./mentions";
 import { ftsMatchExpression, queryTerms } from "./query-text";
 import { EXPANSION_SOURCES, type ExpansionSource, type Lexicon } from "./lexicon";
 import { analyseQuery, type AnalysedQuery } from "./rank/analyse";
-import { candidateFeatures, type FeatureVector } from "./rank/features";
+import { candidateFeatures, prepareCandidate, type CandidateText, type FeatureVector } from "./rank/features";
 import { FOLD_PASSAGES_MAX, foldRanking } from "./rank/fold";
 import { highlightsOf, type Highlights } from "./rank/highlights";
 import { DEFAULT_RANKER, scoreCandidate, type RankerModel } from "./rank/model";
@@ -24,8 +24,6 @@ import {
   clusterSharedVectors,
   sharedVectorCount,
   countChunks,
-  newestChunkId,
-  termDocCount,
   createVectorTable,
   deleteChunk,
   citationLookup,
@@ -411,51 +409,23 @@ export function deleteDocumentChunks(deps: Pick<SearchDeps, "db">, documentId: s
 
 // ---------- search ----------
 
-/** Below this many passages every term is cheap enough to score. */
-const COMMON_TERM_INDEX_PASSAGES_MIN = 5_000;
-/** A term in more than this share of passages is "common" (see ftsMatchExpression). */
-const COMMON_TERM_PASSAGE_SHARE = 0.1;
-/** Terms whose document counts are remembered per database, until passages are added. */
-const TERM_STATS_CACHE_MAX = 10_000;
-
-interface TermStats {
-  newestChunkId: number;
-  passages: number;
-  common: Map<string, boolean>;
-}
-const termStats = new WeakMap<Database, TermStats>();
-
-/** A predicate "is this query term common in the index", with counts cached per index state. */
-function commonTermPredicate(db: Database): (term: string) => boolean {
-  const newest = newestChunkId(db);
-  let stats = termStats.get(db);
-  if (stats === undefined || stats.newestChunkId !== newest) {
-    stats = { newestChunkId: newest, passages: countChunks(db), common: new Map() };
-    termStats.set(db, stats);
-  }
-  const { passages, common } = stats;
-  if (passages < COMMON_TERM_INDEX_PASSAGES_MIN) return () => false;
-  const cap = Math.ceil(passages * COMMON_TERM_PASSAGE_SHARE);
-  return (term) => {
-    let known = common.get(term);
-    if (known === undefined) {
-      known = termDocCount(db, term, cap) >= cap;
-      if (common.size >= TERM_STATS_CACHE_MAX) common.clear();
-      common.set(term, known);
-    }
-    return known;
-  };
-}
-
 /**
  * BM25 candidates from each scope, merged. A query made only of common terms requires all
  * of them (see ftsMatchExpression); if fewer than `wanted` passages have them all, any of
  * them will do, at the cost of scoring most of the index.
  */
-function bm25Search(db: Database, query: string, scopes: readonly SearchScope[], weights: FtsWeights, candidates: number, wanted: number): FtsHit[] {
+function bm25Search(
+  db: Database,
+  query: string,
+  scopes: readonly SearchScope[],
+  weights: FtsWeights,
+  candidates: number,
+  /** Fewer hits than this for a query of common terms alone: fall back to any of them. */
+  wanted: number,
+): FtsHit[] {
   const search = (match: string) =>
     scopes.map((s) => ftsSearch(db, match, s, weights, candidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
-  const isCommon = commonTermPredicate(db);
+  const { isCommon } = termStatistics(db);
   const match = ftsMatchExpression(query, isCommon);
   if (match === undefined) return [];
   const hits = search(match);
@@ -526,12 +496,20 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   // Never rejects (a failed worker yields undefined), so nothing is left unhandled if BM25 throws.
   const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => undefined);
   const within = [scope, ...(focus ? [focus] : [])];
-  const bm25 = method === "vector" ? [] : bm25Search(deps.db, query, within, tuning.fts, candidates, topK);
-  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, commonTermPredicate(deps.db));
+  // Alone, BM25 must fill the page; in the hybrid, a query of common terms that few passages
+  // hold all of leaves the rest to the vector half and the expansions, not to an OR that
+  // would score most of the index.
+  const bm25 = method === "vector" ? [] : bm25Search(deps.db, query, within, tuning.fts, candidates, method === "bm25" ? topK : 0);
+  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, termStatistics(deps.db).isCommon);
   const expanded =
     expansionMatch === undefined
       ? []
       : within.map((s) => ftsSearch(deps.db, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+  // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
+  if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {
+    const ids = mergeHits(bm25, expanded, (h) => -h.bm25).slice(0, Math.ceil(tuning.rerankCandidates / 2)).map((h) => h.chunkId);
+    for (const row of loadChunks(deps.db, ids).values()) prepareCandidate(candidateTextOf(row, names));
+  }
   // A worker that failed (the pool logged why) leaves the vector half to this thread.
   const vector = task === undefined ? [] : ((await inWorker) ?? vectorCandidates(deps.db, task));
 
@@ -651,6 +629,19 @@ async function headingEmbeddings(embedder: Embedder, rows: readonly ChunkRow[]):
   return rows.map((r) => ({ hash: r.content_hash, vector: headingVectorCache.get(key(r))! }));
 }
 
+/** A passage's fields as the ranker's BM25F reads them (the same as its BM25 row's). */
+function candidateTextOf(row: ChunkRow, names: Map<string, string>): CandidateText {
+  const jurisdictions = JSON.parse(row.jurisdiction_slugs) as string[];
+  return {
+    contentHash: row.content_hash,
+    citation: ftsText({ jurisdictions, source: row.source, citationPath: row.citation_path, heading: row.heading, content: row.content }, names).citation,
+    heading: row.heading,
+    title: row.title,
+    body: row.content,
+    jurisdictions,
+  };
+}
+
 /** Stage two's input: each candidate's features for the learned ranker (also read by scripts/fit-ranker.ts). */
 export async function candidateFeatureRows(
   deps: SearchDeps,
@@ -668,20 +659,12 @@ export async function candidateFeatureRows(
   };
   const bestCosine = Math.max(...ids.map(cosineOf));
   const headingVectors = queryVector === undefined ? [] : await headingEmbeddings(deps.embedder, [...rows.values()]);
-  const stats = termStatistics(deps.db, newestChunkId(deps.db));
+  const stats = termStatistics(deps.db);
   const names = jurisdictionNames(deps.db);
   return candidates.flatMap((candidate) => {
     const row = rows.get(candidate.chunkId);
     if (row === undefined) return [];
-    const slugs = JSON.parse(row.jurisdiction_slugs) as string[];
-    const text = {
-      contentHash: row.content_hash,
-      citation: ftsText({ jurisdictions: slugs, source: row.source, citationPath: row.citation_path, heading: row.heading, content: row.content }, names).citation,
-      heading: row.heading,
-      title: row.title,
-      body: row.content,
-      jurisdictions: slugs,
-    };
+    const text = candidateTextOf(row, names);
     const headingVector = headingVectors.find((h) => h.hash === row.content_hash)?.vector;
     const titleCosine = headingVector === undefined || queryVector === undefined ? 0 : dot(headingVector, queryVector);
     const signals = { cosine: cosineOf(candidate.chunkId), titleCosine, bestCosine, mentioned: gathered.mentioned };

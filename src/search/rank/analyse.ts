@@ -12,6 +12,8 @@ export interface AnalysedQuery {
   words: string[];
   /** Its content words' FTS terms, distinct, in order. */
   stems: string[];
+  /** A word as written for each FTS term of the query and its expansions (FTS5 counts words, stemming them itself). */
+  surfaces: Map<string, string>;
   expansions: Expansion[];
   /** The answer is likely an exception, exemption or limit ("does this apply to small firms"). */
   asksException: boolean;
@@ -29,16 +31,22 @@ const DEFINITION_CUES = /\b(?:what (?:is|are|counts?|does|qualifies)|is (?:an?|m
 export function analyseQuery(query: string, lexicon: Lexicon | undefined, sources: ReadonlySet<ExpansionSource> = new Set(EXPANSION_SOURCES)): AnalysedQuery {
   const words = wordTokens(query);
   const stems: string[] = [];
+  const surfaces = new Map<string, string>();
   for (const w of words) {
     if (w.length < 2 || STOPWORDS.has(w)) continue;
     const s = stemOf(w);
     if (!stems.includes(s)) stems.push(s);
+    if (!surfaces.has(s)) surfaces.set(s, w);
     if (stems.length >= QUERY_STEMS_MAX) break;
   }
+  const expansions = lexicon === undefined || sources.size === 0 ? [] : lexicon.expand(words, sources);
+  // An expansion's terms are its words stemmed, in order.
+  for (const e of expansions) wordTokens(e.text).forEach((w, i) => surfaces.has(e.terms[i]!) || surfaces.set(e.terms[i]!, w));
   return {
     words,
     stems,
-    expansions: lexicon === undefined || sources.size === 0 ? [] : lexicon.expand(words, sources),
+    surfaces,
+    expansions,
     asksException: EXCEPTION_CUES.test(query),
     asksDefinition: DEFINITION_CUES.test(query),
   };

@@ -101,6 +101,11 @@ function termsNeeded(query: AnalysedQuery): Set<string> {
 const FIELD_CACHE_ENTRIES_MAX = 20_000;
 const fieldCache = new Map<string, Fields>();
 
+/** Tokenises a passage's fields ahead of need (while the vector half runs elsewhere); cached. */
+export function prepareCandidate(text: CandidateText): void {
+  fieldsOf(text);
+}
+
 function fieldsOf(text: CandidateText): Fields {
   let f = fieldCache.get(text.contentHash);
   if (f === undefined) {
@@ -130,15 +135,15 @@ function occurrences(field: Field, terms: readonly string[]): number {
   return n;
 }
 
-function idf(stats: TermStatistics, terms: readonly string[]): number {
+function idf(stats: TermStatistics, terms: readonly string[], surfaces: ReadonlyMap<string, string>): number {
   // A phrase is at most as common as its rarest word.
-  const df = Math.min(...terms.map((t) => stats.documentFrequency(t)));
+  const df = Math.min(...terms.map((t) => stats.documentFrequency(surfaces.get(t) ?? t)));
   return Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
 }
 
 type IndexedFields = Record<"citation" | "heading" | "body", Field>;
 
-function bm25f(fields: IndexedFields, terms: readonly string[], stats: TermStatistics): number {
+function bm25f(fields: IndexedFields, terms: readonly string[], stats: TermStatistics, surfaces: ReadonlyMap<string, string>): number {
   let tf = 0;
   for (const field of ["citation", "heading", "body"] as const) {
     const count = occurrences(fields[field], terms);
@@ -146,7 +151,7 @@ function bm25f(fields: IndexedFields, terms: readonly string[], stats: TermStati
     const norm = 1 - B + (B * fields[field].length) / Math.max(1, stats.averageTokens[field]);
     tf += (FIELD_WEIGHTS[field] * count) / norm;
   }
-  return tf === 0 ? 0 : (idf(stats, terms) * tf) / (K1 + tf);
+  return tf === 0 ? 0 : (idf(stats, terms, surfaces) * tf) / (K1 + tf);
 }
 
 /** Shortest token span holding two different query terms, as 1 / (1 + span); 0 if none. */
@@ -197,9 +202,9 @@ export function candidateFeatures(text: CandidateText, query: AnalysedQuery, sta
   let idfTotal = 0;
   const present = (s: string) => fields.citation.positions.has(s) || fields.heading.positions.has(s) || fields.body.positions.has(s);
   for (const s of own) {
-    const w = idf(stats, [s]);
+    const w = idf(stats, [s], query.surfaces);
     idfTotal += w;
-    ownScore += bm25f(fields, [s], stats);
+    ownScore += bm25f(fields, [s], stats, query.surfaces);
     if (present(s)) covered += w;
     if (fields.title.has(s)) titled += w;
   }
@@ -207,7 +212,7 @@ export function candidateFeatures(text: CandidateText, query: AnalysedQuery, sta
   const bySource = new Map<ExpansionSource, number>();
   let titleExpansions = 0;
   for (const e of query.expansions) {
-    const score = e.weight * bm25f(fields, e.terms, stats);
+    const score = e.weight * bm25f(fields, e.terms, stats, query.surfaces);
     bySource.set(e.source, (bySource.get(e.source) ?? 0) + score);
     if (e.terms.every((t) => fields.title.has(t))) titleExpansions += e.weight;
   }
