@@ -4,6 +4,7 @@
 // assets) are pulled in by their `with { type: "file" }` imports.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { BUN_HEADER_BYTES_MAX } from "../src/http/header-limit";
 
 const root = join(import.meta.dir, "..");
 const outfile = join(root, "dist", "regkb");
@@ -11,7 +12,7 @@ mkdirSync(join(root, "dist"), { recursive: true });
 
 const started = performance.now();
 const proc = Bun.spawnSync(
-  [process.execPath, "build", "--compile", "--minify-syntax", "--minify-whitespace", "--sourcemap=none", join(root, "src", "main.ts"), join(root, "src", "search", "vector-worker.ts"), "--outfile", outfile],
+  [process.execPath, "build", "--compile", `--compile-exec-argv=--max-http-header-size=${BUN_HEADER_BYTES_MAX}`, "--minify-syntax", "--minify-whitespace", "--sourcemap=none", join(root, "src", "main.ts"), join(root, "src", "search", "vector-worker.ts"), "--outfile", outfile],
   { cwd: root, stdout: "inherit", stderr: "inherit" },
 );
 if (proc.exitCode !== 0) {

@@ -1,9 +1,17 @@
 import { billingTicker } from "./billing/ticker";
 import type { Deps } from "./deps";
+import { removeStalePartialFiles } from "./documents/files";
 import type { BackgroundService } from "./server";
 
 /** The long-lived parts a serving process runs besides HTTP, started in this order and stopped in reverse. */
 export function backgroundServices(deps: Deps): BackgroundService[] {
-  const pdfParsers: BackgroundService = { name: "pdf-parsers", start() {}, stop: () => deps.pdf.close() };
-  return [pdfParsers, deps.sandbox, deps.jobs, billingTicker(deps)];
+  const documents: BackgroundService = {
+    name: "documents",
+    start() {
+      const removed = removeStalePartialFiles(deps.config.dataDir);
+      if (removed > 0) deps.log.info("stale_partial_uploads_removed", { files: removed });
+    },
+    stop: () => deps.pdf.close(),
+  };
+  return [documents, deps.sandbox, deps.jobs, billingTicker(deps)];
 }

@@ -6,10 +6,16 @@ import { embedderConfigFromEnv, type EmbedderConfig } from "./search/embedder/in
 
 /**
  * Every setting in one place: env var, default and bounds. Flags given on the command
- * line (`--data-dir`, `--port`, `--host`) override the environment.
+ * line (`--data-dir`, `--port`, `--host`, `--init`) override the environment, and
+ * everything derived from them (the default public URL) is derived after they apply.
  */
 export interface Config {
   dataDir: string;
+  /**
+   * `--init` only (no env var, so it cannot stay set by accident): start a new database even
+   * though the data directory already holds another install's documents or cache.
+   */
+  initDatabase: boolean;
   host: string;
   port: number;
   logLevel: LogLevel;
@@ -22,6 +28,13 @@ export interface Config {
   pdfParseTimeoutMs: number;
   /** PDF parser child processes alive at once (each ~80 MB plus the PDF being parsed). */
   pdfParsersMax: number;
+  /**
+   * Memory one PDF parse may take beyond the idle parser child, the file included; past it
+   * (or when the PDF's streams decode to more than a quarter of it) the PDF is refused.
+   */
+  pdfMemoryBytes: number;
+  /** Uploads per organisation and hour that may fail on their content before uploads get 429; 0 = no limit. */
+  documentFailuresPerHour: number;
   /** Base URL customers reach (checkout success/cancel pages, dashboard links). */
   publicUrl: string;
   stripeSecretKey: string | undefined;
@@ -33,9 +46,19 @@ export interface Config {
   /** Threads that run the vector half of searches beside the request's thread; 0 = none. */
   searchWorkers: number;
   sandboxUnsafeNoIsolation: boolean;
+  /**
+   * Memory one execution may use beyond an idle sandbox: Python's wasm memory maximum, the
+   * child's rlimits and the resident size the parent allows. Past it: MemoryError, or exit 137.
+   */
+  executionMemoryBytes: number;
   screeningConcurrency: number;
   ingestConcurrency: number;
   executionConcurrency: number;
+  /**
+   * Runs of one kind one organisation may have in progress at once, across every worker;
+   * 0 = no cap beyond the kind's concurrency. Claims are fair between organisations either way.
+   */
+  runsPerOrganisationMax: number;
   /** A run whose worker stops renewing its lease for this long is taken over. */
   runLeaseMs: number;
   runMaxAttempts: number;
@@ -53,6 +76,7 @@ export interface Flags {
   dataDir?: string;
   host?: string;
   port?: number;
+  init?: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -106,6 +130,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
   const port = flags.port ?? integer(env, "REGKB_PORT", 8080, 0, 65535);
   return {
     dataDir: resolve(flags.dataDir ?? optional(env, "REGKB_DATA_DIR") ?? "regkb-data"),
+    initDatabase: flags.init === true,
     host,
     port,
     logLevel: oneOf(env, "REGKB_LOG_LEVEL", "info", ["info", "warn", "error", "silent"] as const),
@@ -114,7 +139,9 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
     pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),
     pdfParsersMax: integer(env, "REGKB_PDF_PARSERS", 2, 1, 16),
-    publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host}:${port}`)!,
+    pdfMemoryBytes: integer(env, "REGKB_PDF_MEMORY_MB", 512, 64, 65_536) * MIB,
+    documentFailuresPerHour: integer(env, "REGKB_DOCUMENT_FAILURES_PER_HOUR", 10, 0, 1_000_000),
+    publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host.includes(":") ? `[${host}]` : host}:${port}`)!,
     stripeSecretKey: optional(env, "REGKB_STRIPE_SECRET_KEY"),
     stripeWebhookSecret: optional(env, "REGKB_STRIPE_WEBHOOK_SECRET"),
     stripeApiBase: url(env, "REGKB_STRIPE_API_BASE", undefined),
@@ -122,9 +149,12 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     sandboxPoolSize: integer(env, "REGKB_SANDBOX_POOL_SIZE", 2, 0, 64),
     searchWorkers: integer(env, "REGKB_SEARCH_WORKERS", Math.min(4, Math.max(1, availableParallelism() - 1)), 0, 64),
     sandboxUnsafeNoIsolation: optional(env, "REGKB_SANDBOX_UNSAFE_NO_ISOLATION") === "1",
+    // wasm32 addresses 4 GiB at most; below 128 MiB Python's own start-up heap barely fits.
+    executionMemoryBytes: integer(env, "REGKB_EXECUTION_MEMORY_MB", 512, 128, 4096) * MIB,
     screeningConcurrency: integer(env, "REGKB_SCREENING_CONCURRENCY", 2, 1, 64),
     ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),
     executionConcurrency: integer(env, "REGKB_EXECUTION_CONCURRENCY", 2, 1, 64),
+    runsPerOrganisationMax: integer(env, "REGKB_RUNS_PER_ORGANISATION_MAX", 0, 0, 64),
     runLeaseMs: integer(env, "REGKB_RUN_LEASE_MS", 30_000, 1_000, 3_600_000),
     runMaxAttempts: integer(env, "REGKB_RUN_MAX_ATTEMPTS", 3, 1, 100),
     shutdownTimeoutMs: integer(env, "REGKB_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),

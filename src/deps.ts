@@ -2,6 +2,8 @@ import type { Database } from "bun:sqlite";
 import { systemClock, type Clock } from "./clock";
 import type { Config } from "./config";
 import { cacheDir, databasePath, openDatabase } from "./db/open";
+import { StorageMonitor } from "./db/storage";
+import { DocumentFailureLimit } from "./documents/failure-limit";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
 import { Metrics } from "./http/metrics";
 import { RateLimiter } from "./http/rate-limit";
@@ -22,9 +24,13 @@ export interface Deps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /** Whether the data directory's disk is full (503 storage_full, /healthz). */
+  storage: StorageMonitor;
   rateLimiter: RateLimiter;
   /** PDF parsing in killable child processes (page counts at upload, text at ingestion). */
   pdf: PdfParser;
+  /** Uploads that failed on their content, per organisation (REGKB_DOCUMENT_FAILURES_PER_HOUR). */
+  documentFailures: DocumentFailureLimit;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
   jobs: RunEngine;
   /** Locked Pyodide children for executions; started (kept warm) only by serving processes. */
@@ -43,7 +49,7 @@ export interface DepsOverrides {
 }
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
-  const db = await openDatabase(config.dataDir, config.sqliteSynchronous);
+  const db = await openDatabase(config.dataDir, config.sqliteSynchronous, { init: config.initDatabase });
   const embedder = await createEmbedder(config.embedder);
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.logLevel);
@@ -54,6 +60,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     clock,
     log,
     metrics,
+    storage: new StorageMonitor({ dataDir: config.dataDir, clock, log }),
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
     embedder,
     lexicon: await Lexicon.load(),
@@ -66,12 +73,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
             workers: config.searchWorkers,
             log,
           }),
-    pdf: createPdfParser({ childrenMax: config.pdfParsersMax }),
+    pdf: createPdfParser({ childrenMax: config.pdfParsersMax, memoryBytes: config.pdfMemoryBytes }),
+    documentFailures: new DocumentFailureLimit(config.documentFailuresPerHour),
     jobs: new RunEngine({ config, db, clock, log, metrics }),
     sandbox: await SandboxPool.create({
       size: config.sandboxPoolSize,
       cacheDir: cacheDir(config.dataDir),
       unsafeNoIsolation: config.sandboxUnsafeNoIsolation,
+      memoryBytes: config.executionMemoryBytes,
       log,
     }),
   };

@@ -3,7 +3,7 @@ export function uuidv7(): string {
   return Bun.randomUUIDv7();
 }
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** A malformed id cannot name a resource, so callers answer 404 rather than 400. */
 export function isUuid(value: string): boolean {

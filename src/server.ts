@@ -1,6 +1,6 @@
 import { buildApp } from "./app";
 import type { Deps } from "./deps";
-import { limitBody } from "./http/body-limit";
+import { limitHeaders } from "./http/header-limit";
 import { observe } from "./http/observe";
 
 /** A long-lived part of the server (run workers, sandbox pool, periodic ticks). */
@@ -18,7 +18,7 @@ export interface RunningServer {
 
 /**
  * Bun answers a bare 413 (no Error body) above this; set well above the upload limit so
- * that, for any plausible declared length, limitBody answers first with the JSON error.
+ * that, for any plausible declared length, bodyLimit answers first with the JSON error.
  */
 const BUN_BODY_BYTES_SLACK = 64 * 1024 * 1024;
 
@@ -28,13 +28,33 @@ export async function startServer(
 ): Promise<RunningServer> {
   const app = buildApp(deps);
   const background = options.background ?? [];
-  for (const service of background) await service.start();
-  const server = Bun.serve({
-    hostname: options.host,
-    port: options.port,
-    maxRequestBodySize: deps.config.maxUploadBytes + BUN_BODY_BYTES_SLACK,
-    fetch: observe(deps, limitBody(deps, (request) => app.handle(request))),
-  });
+  const address = `${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}`;
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: options.host,
+      port: options.port,
+      maxRequestBodySize: deps.config.maxUploadBytes + BUN_BODY_BYTES_SLACK,
+      fetch: observe(deps, limitHeaders((request) => app.handle(request))),
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const why = code === "EADDRINUSE" ? "the address is already in use" : error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot listen on ${address}: ${why}`);
+  }
+  // Workers start only once the port is ours: a server that cannot listen must not work the
+  // queue (a supervisor restarts it), and a service that fails to start stops everything.
+  const started: BackgroundService[] = [];
+  try {
+    for (const service of background) {
+      await service.start();
+      started.push(service);
+    }
+  } catch (error) {
+    await server.stop(true);
+    for (const service of started.reverse()) await service.stop();
+    throw error;
+  }
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${server.port}`;
   deps.log.info("server_started", { url });
   let stopping: Promise<void> | undefined;

@@ -43,7 +43,7 @@ function sandboxChildRssMiB(): number[] {
 
 // 1. First start: materialise Pyodide and make the memory snapshot (≈ one cold load).
 let startedMs = performance.now();
-const pool = await SandboxPool.create({ size: 1, cacheDir, unsafeNoIsolation: false, log });
+const pool = await SandboxPool.create({ size: 1, cacheDir, unsafeNoIsolation: false, memoryBytes: 512 * 1024 * 1024, log });
 if (!pool.available) throw new Error(`sandbox unavailable: ${pool.unavailableReason}`);
 pool.start();
 await waitFor(() => pool.idleCount === 1);
@@ -73,7 +73,8 @@ console.log(`deadline → run returned (kill latency, incl. hand-over): p50 ${Ma
 await pool.close();
 
 // 4. POST → running through the real API with a warm pool of 2.
-const config = loadConfig({ REGKB_LOG_LEVEL: "warn", REGKB_SANDBOX_POOL_SIZE: "2" }, { dataDir, port: 0, host: "127.0.0.1" });
+// init: the cache/ filled above sits beside a database that is new on purpose.
+const config = loadConfig({ REGKB_LOG_LEVEL: "warn", REGKB_SANDBOX_POOL_SIZE: "2" }, { dataDir, port: 0, host: "127.0.0.1", init: true });
 const deps = await createDeps(config);
 const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
 const org = createOrganisation(deps, { name: "Bench", jurisdictions: [] });

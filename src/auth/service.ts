@@ -82,7 +82,8 @@ export function revokeApiKey(deps: Deps, keyId: string, orgId?: string): void {
 
 /** Resolves `Authorization: Bearer rk_live_…` to its organisation, or throws 401. */
 export function authenticateApiKey(deps: Deps, authorization: string | undefined): Authenticated {
-  const match = /^Bearer ([^\s]+)$/.exec(authorization ?? "");
+  // RFC 7235: the scheme is case-insensitive and separated from the credentials by one or more spaces.
+  const match = /^bearer +([^\s]+)$/i.exec(authorization ?? "");
   const presented = match?.[1];
   if (!presented || !isWellFormedKey(presented)) throw unauthorized("send Authorization: Bearer rk_live_…");
   const hash = hashApiKey(presented);

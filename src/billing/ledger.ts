@@ -57,6 +57,54 @@ export function charge(
   });
 }
 
+/** An immediate charge that refundCharge() can take back if the work it paid for then fails. */
+export interface RefundableCharge {
+  entry: LedgerEntry;
+  refundKey: string;
+}
+
+/**
+ * An immediate charge (a `settle`, 402 when available < amount) for work that may still
+ * fail after it, such as a search. One operation may be attempted again after a refunded
+ * failure (an Idempotency-Key retry), and that attempt must pay again: attempt n, counted
+ * by the refunds already written under `refund:<key>`, is charged under `<key>` (n = 0) or
+ * `<key>:retry-<n>`. An attempt cut off before its refund (a crash) finds its own charge on
+ * the retry instead of charging twice.
+ */
+export function chargeRefundable(
+  db: Database,
+  input: { orgId: string; amountPence: number; key: string; description: string; ref?: string } & Timed,
+): RefundableCharge {
+  return immediate(db, () => {
+    const refunded = store.countEntriesUnderKey(db, refundKeyOf(input.key));
+    const key = refunded === 0 ? input.key : `${input.key}:retry-${refunded}`;
+    return { entry: charge(db, { ...input, key }), refundKey: refundKeyOf(key) };
+  });
+}
+
+function refundKeyOf(chargeKey: string): string {
+  return `refund:${chargeKey}`;
+}
+
+/**
+ * Takes back a chargeRefundable() charge in full: a positive `adjustment` keyed
+ * `refund:<charge key>`, with the charge's ref. Calling it again returns the same entry.
+ */
+export function refundCharge(db: Database, input: { charge: RefundableCharge; description: string } & Timed): LedgerEntry {
+  const charged = input.charge.entry;
+  if (charged.type !== "settle" || charged.amountPence >= 0 || input.charge.refundKey !== refundKeyOf(charged.key)) {
+    throw new LedgerInvariantError(`ledger key ${input.charge.refundKey} does not refund the charge ${charged.key}`);
+  }
+  return refund(db, {
+    orgId: charged.orgId,
+    amountPence: -charged.amountPence,
+    key: input.charge.refundKey,
+    description: input.description,
+    ref: charged.ref ?? undefined,
+    nowMs: input.nowMs,
+  });
+}
+
 /** Places a hold of amountPence for a run (key reserve:<runId>). 402 when available < amount. */
 export function reserve(
   db: Database,

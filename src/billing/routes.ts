@@ -1,8 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
-import { ApiError, commonErrors, ErrorBody } from "../http/errors";
-import { IDEMPOTENCY_KEY_PARAMETER, idempotency } from "../http/idempotency";
+import { ApiError } from "../http/errors";
+import { idempotency } from "../http/idempotency";
+import { operation } from "../http/operation";
+import { Integer } from "../http/schema";
 import { getBalance } from "./ledger";
 import { CreditBalanceSchema, LedgerEntrySchema, ledgerEntryBody } from "./schemas";
 import { listEntries } from "./store";
@@ -15,57 +17,73 @@ export const LEDGER_OFFSET_MAX = 1_000_000;
 
 export function creditRoutes(deps: Deps) {
   return new Elysia({ prefix: "/v1" })
-    .use(requireApiKey(deps))
+    .use(requireApiKey())
     .use(idempotency(deps))
     .get("/credits", ({ auth }) => getBalance(deps.db, auth.orgId), {
-      response: { 200: CreditBalanceSchema, ...commonErrors },
-      detail: {
+      response: { 200: CreditBalanceSchema },
+      detail: operation({
+        operationId: "getCredits",
         summary: "Credit balance",
         description: "The organisation's balance, pence held for runs in progress, and available = balance − held. Free.",
-        tags: ["Credits"],
-      },
+        tag: "Credits",
+      }),
     })
     .get(
       "/credits/ledger",
       ({ auth, query }) => ({
-        entries: listEntries(deps.db, auth.orgId, query.limit, query.offset).map(ledgerEntryBody),
+        entries: listEntries(deps.db, auth.orgId, query.limit ?? LEDGER_PAGE_DEFAULT, query.offset ?? 0).map(ledgerEntryBody),
       }),
       {
         query: t.Object({
-          limit: t.Integer({ minimum: 1, maximum: LEDGER_PAGE_MAX, default: LEDGER_PAGE_DEFAULT }),
-          offset: t.Integer({ minimum: 0, maximum: LEDGER_OFFSET_MAX, default: 0 }),
+          limit: t.Optional(
+            Integer({ minimum: 1, maximum: LEDGER_PAGE_MAX, default: LEDGER_PAGE_DEFAULT, description: `Entries per page: 1 to ${LEDGER_PAGE_MAX}, default ${LEDGER_PAGE_DEFAULT}.` }),
+          ),
+          offset: t.Optional(
+            Integer({ minimum: 0, maximum: LEDGER_OFFSET_MAX, default: 0, description: `Entries to skip: 0 to ${LEDGER_OFFSET_MAX}, default 0.` }),
+          ),
         }),
-        response: { 200: t.Object({ entries: t.Array(LedgerEntrySchema) }), ...commonErrors },
-        detail: {
+        response: { 200: t.Object({ entries: t.Array(LedgerEntrySchema) }, { title: "LedgerPage" }) },
+        detail: operation({
+          operationId: "listLedgerEntries",
           summary: "Ledger entries",
           description:
-            `Immutable entries, newest first (ties broken by id). limit 1–${LEDGER_PAGE_MAX} (default ${LEDGER_PAGE_DEFAULT}), ` +
-            `offset 0–${LEDGER_OFFSET_MAX}; out of range is 400 validation_failed. Free.`,
-          tags: ["Credits"],
-        },
+            "Immutable entries, newest first (ties broken by id); page with limit and offset (plain decimal integers). Free.",
+          tag: "Credits",
+        }),
       },
     )
     .post("/top-ups", ({ auth, body, operationId }) => createTopUp(deps, { orgId: auth.orgId, amountPence: body.amountPence, orderId: operationId }), {
-      body: t.Object({ amountPence: t.Integer({ minimum: TOP_UP_PENCE_MIN, maximum: TOP_UP_PENCE_MAX, examples: [2000] }) }),
+      body: t.Object(
+        {
+          amountPence: Integer({
+            minimum: TOP_UP_PENCE_MIN,
+            maximum: TOP_UP_PENCE_MAX,
+            description: `${TOP_UP_PENCE_MIN} to ${TOP_UP_PENCE_MAX} pence (£10 to £1,000).`,
+            examples: [2000],
+          }),
+        },
+        { title: "TopUpRequest" },
+      ),
       response: {
-        200: t.Object({
-          orderId: t.String({ description: "UUIDv7 of the top-up order." }),
-          checkoutUrl: t.String({ description: "Hosted checkout page to send the payer to." }),
-          amountPence: t.Integer(),
-        }),
-        409: ErrorBody,
-        503: ErrorBody,
-        ...commonErrors,
+        200: t.Object(
+          {
+            orderId: t.String({ format: "uuid", description: "UUIDv7 of the top-up order." }),
+            checkoutUrl: t.String({ description: "Hosted checkout page to send the payer to." }),
+            amountPence: Integer(),
+          },
+          { title: "TopUp" },
+        ),
       },
-      detail: {
-          parameters: [IDEMPOTENCY_KEY_PARAMETER],
+      detail: operation({
+        operationId: "createTopUp",
         summary: "Start a card top-up",
         description:
-          "Creates a hosted Stripe Checkout (GBP) for amountPence (1000–100000) and returns its URL. Credit lands as one " +
+          "Creates a hosted Stripe Checkout (GBP) for amountPence and returns its URL. Credit lands as one " +
           "`top_up` ledger entry when the payment completes (verified webhook), never before. 503 payments_unavailable when " +
           "no payment provider is configured (operators then credit with `regkb credits top-up`).",
-        tags: ["Credits"],
-      },
+        tag: "Credits",
+        errors: ["payments_unavailable"],
+      }),
     });
 }
 
@@ -83,17 +101,24 @@ export function stripeWebhookRoutes(deps: Deps) {
     },
     {
       parse: "none",
-      response: { 200: t.Object({ received: t.Boolean(), outcome: t.String() }), 400: ErrorBody, 413: ErrorBody, 500: ErrorBody, 503: ErrorBody },
-      detail: {
+      response: { 200: t.Object({ received: t.Boolean(), outcome: t.String() }, { title: "StripeWebhookReceipt" }) },
+      detail: operation({
+        operationId: "receiveStripeWebhook",
         summary: "Stripe webhook",
         description:
           "For Stripe only: no bearer key; the Stripe-Signature header is verified against the raw body with " +
           "REGKB_STRIPE_WEBHOOK_SECRET (300 s tolerance). checkout.session.completed (payment_status paid) and " +
           "checkout.session.async_payment_succeeded credit the stored order's amount exactly once. Unknown orders and other " +
-          "event types are acknowledged with 200 and ignored; a bad signature is 400 invalid_signature.",
-        tags: ["Credits"],
-        security: [],
-      },
+          "event types are acknowledged with 200 and ignored; a bad signature is 400 invalid_signature; a signed body that is not " +
+          "JSON, or a checkout event without the fields it needs (id, type, data.object.id), is 400 validation_failed.",
+        tag: "Credits",
+        public: true,
+        errors: ["validation_failed", "invalid_signature", "payload_too_large", "payments_unavailable", "storage_full"],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { type: "object", description: "A Stripe event, exactly as Stripe signed it." } } },
+        },
+      }),
     },
   );
 }

@@ -1,12 +1,13 @@
 import { t } from "elysia";
 import { isoFromMs } from "../clock";
+import { Integer } from "../http/schema";
 import type { LedgerEntry } from "./store";
 
 export const CreditBalanceSchema = t.Object(
   {
-    balancePence: t.Integer({ description: "Σ top_up, grant, settle and adjustment entries." }),
-    heldPence: t.Integer({ description: "Pence held for runs still in progress." }),
-    availablePence: t.Integer({ description: "balancePence − heldPence: what new work may spend." }),
+    balancePence: Integer({ description: "Σ top_up, grant, settle and adjustment entries." }),
+    heldPence: Integer({ description: "Pence held for runs still in progress." }),
+    availablePence: Integer({ description: "balancePence − heldPence: what new work may spend." }),
     currency: t.Literal("GBP"),
   },
   { title: "CreditBalance" },
@@ -18,7 +19,7 @@ export const LedgerEntrySchema = t.Object(
     type: t.Union(
       [t.Literal("top_up"), t.Literal("grant"), t.Literal("reserve"), t.Literal("settle"), t.Literal("release"), t.Literal("adjustment")],
     ),
-    amountPence: t.Integer({
+    amountPence: Integer({
       description:
         "Signed by the entry's effect on available credit: top_up, grant, release and refunds are positive; reserve and settle are negative.",
     }),

@@ -34,6 +34,16 @@ export function findEntryByKey(db: Database, key: string): LedgerEntry | null {
   return db.query<LedgerEntry, [string]>(`SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key = ?`).get(key);
 }
 
+/** Entries whose key is `key` or starts with `key:` (one operation's numbered attempts); served by the key's UNIQUE index. */
+export function countEntriesUnderKey(db: Database, key: string): number {
+  // ';' sorts right after ':', so the range holds exactly `key` and `key:…`.
+  return db
+    .query<{ n: number }, [string, string, string]>(
+      "SELECT COUNT(*) AS n FROM ledger_entries WHERE idempotency_key = ? OR (idempotency_key > ? AND idempotency_key < ?)",
+    )
+    .get(key, `${key}:`, `${key};`)!.n;
+}
+
 export function readTotals(db: Database, orgId: string): Totals | null {
   return db
     .query<Totals, [string]>("SELECT balance_pence AS balancePence, held_pence AS heldPence FROM credit_balances WHERE org_id = ?")

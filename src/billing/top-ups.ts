@@ -100,12 +100,15 @@ export async function handleStripeWebhook(deps: Deps, rawBody: string, signature
   const secret = deps.config.stripeWebhookSecret;
   if (!secret) throw paymentsUnavailable("no Stripe webhook secret is configured");
   if (!signature) throw invalidSignature();
-  let event: Stripe.Event;
+  let parsed: unknown;
   try {
-    event = await verifyWebhook(rawBody, signature, secret, deps.clock.nowMs());
-  } catch {
+    parsed = await verifyWebhook(rawBody, signature, secret, deps.clock.nowMs());
+  } catch (error) {
+    // The SDK parses the body only after the signature checks out: a parse error is a signed, malformed body.
+    if (error instanceof SyntaxError) throw malformedEvent("not JSON");
     throw invalidSignature();
   }
+  const event = checkedEvent(parsed);
   const outcome = applyStripeEvent(deps, event);
   deps.log.info("stripe_webhook", { eventId: event.id, type: event.type, outcome });
   return outcome;
@@ -135,6 +138,43 @@ const CHECKOUT_EVENTS = new Set([
   "checkout.session.async_payment_failed",
   "checkout.session.expired",
 ]);
+
+const EVENT_ID_LENGTH_MAX = 255;
+const EVENT_TYPE_LENGTH_MAX = 255;
+
+const malformedEvent = (why: string) => validationFailed(`body: not a usable Stripe event: ${why}`);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const optionalString = (value: unknown) => value === undefined || value === null || typeof value === "string";
+
+/**
+ * A correct signature proves the body came from Stripe, not that it has the shape decide()
+ * reads: check that shape first (400, nothing recorded) so no signed body can cause a 500.
+ * Event types we do not handle need only an id and a type; they are acknowledged and ignored.
+ */
+export function checkedEvent(parsed: unknown): Stripe.Event {
+  if (!isObject(parsed)) throw malformedEvent("not a JSON object");
+  const { id, type } = parsed;
+  if (typeof id !== "string" || id.length < 1 || id.length > EVENT_ID_LENGTH_MAX) {
+    throw malformedEvent(`id must be a string of 1 to ${EVENT_ID_LENGTH_MAX} characters`);
+  }
+  if (typeof type !== "string" || type.length < 1 || type.length > EVENT_TYPE_LENGTH_MAX) {
+    throw malformedEvent(`type must be a string of 1 to ${EVENT_TYPE_LENGTH_MAX} characters`);
+  }
+  if (!CHECKOUT_EVENTS.has(type)) return parsed as unknown as Stripe.Event;
+  const session = isObject(parsed.data) ? parsed.data.object : undefined;
+  if (!isObject(session)) throw malformedEvent("data.object must be a checkout session object");
+  if (typeof session.id !== "string" || session.id === "") throw malformedEvent("data.object.id must be a non-empty string");
+  if (session.metadata !== undefined && session.metadata !== null && !isObject(session.metadata)) {
+    throw malformedEvent("data.object.metadata must be an object");
+  }
+  if (isObject(session.metadata) && !optionalString(session.metadata.order_id)) throw malformedEvent("data.object.metadata.order_id must be a string");
+  if (!optionalString(session.client_reference_id)) throw malformedEvent("data.object.client_reference_id must be a string");
+  return parsed as unknown as Stripe.Event;
+}
 
 function decide(deps: Deps, event: Stripe.Event, nowMs: number): { outcome: string; orderId: string | null } {
   if (!CHECKOUT_EVENTS.has(event.type)) return { outcome: "ignored: not a checkout event", orderId: null };

@@ -2,7 +2,7 @@ import { ConfigError, loadConfig, type Env } from "../config";
 import { createDeps, type Deps } from "../deps";
 import { ApiError } from "../http/errors";
 import { VERSION } from "../version";
-import { CliError, optionalString, parseFlags } from "./args";
+import { CliError, optionalInteger, optionalString, parseFlags } from "./args";
 import { backupCommands } from "./backup";
 import { corpusCommands } from "./corpus";
 import type { Command } from "./command";
@@ -63,7 +63,13 @@ export async function runCli(args: string[], env: Env): Promise<number> {
       process.stdout.write(`${command.usage}\n  ${command.summary}\n`);
       return 0;
     }
-    const config = loadConfig(env, { dataDir: optionalString(flags, "data-dir") });
+    // Only commands that declare --port, --host or --init (serve) can receive them; parseFlags refuses the rest.
+    const config = loadConfig(env, {
+      dataDir: optionalString(flags, "data-dir"),
+      port: optionalInteger(flags, "port", 0, 65535),
+      host: optionalString(flags, "host"),
+      init: flags.init === true,
+    });
     const cliLogLevel = command.name === "serve" ? config.logLevel : "warn";
     const result = await command.run({
       flags,

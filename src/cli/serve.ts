@@ -2,19 +2,17 @@ import { backgroundServices } from "../background";
 import { importSampleCorpus } from "../search/corpus/import";
 import { ensureSearchIndex, indexNeedsReembedding, reembedAll } from "../search/service";
 import { startServer } from "../server";
-import { optionalInteger, optionalString } from "./args";
 import type { Command } from "./command";
 import { ensureDemo } from "./demo";
 
 export const serveCommands: Command[] = [
   {
     name: "serve",
-    summary: "Run the HTTP API, dashboard and background workers (--demo: sample corpus + demo organisation)",
-    usage: "regkb serve [--port 8080] [--host 127.0.0.1] [--demo]",
-    flags: { port: "string", host: "string", demo: "boolean" },
+    summary: "Run the HTTP API, dashboard and background workers (--demo: sample corpus + demo organisation; --init: a new database beside an earlier install's files)",
+    usage: "regkb serve [--port 8080] [--host 127.0.0.1] [--demo] [--init]",
+    // --port, --host and --init are read into the config by the CLI (cli/index.ts), so derived settings follow them.
+    flags: { port: "string", host: "string", demo: "boolean", init: "boolean" },
     async run({ flags, config, deps }) {
-      const port = optionalInteger(flags, "port", 0, 65535) ?? config.port;
-      const host = optionalString(flags, "host") ?? config.host;
       const d = await deps();
       // Fail at start, not on the first search, when the index was built by another embedder;
       // rebuild an earlier version's vector table before listening, not during a request.
@@ -34,7 +32,16 @@ export const serveCommands: Command[] = [
         d.log.info("sample_corpus", { added: imported.chunksAdded, unchanged: imported.chunksUnchanged });
       }
       const demo = flags.demo ? await ensureDemo(d) : undefined;
-      const server = await startServer(d, { host, port, background: backgroundServices(d) });
+      let server: Awaited<ReturnType<typeof startServer>>;
+      try {
+        server = await startServer(d, { host: config.host, port: config.port, background: backgroundServices(d) });
+      } catch (error) {
+        // Nothing may keep the process alive after a failed start: a supervisor restarts it.
+        d.pdf.close();
+        await d.vectorSearchPool?.close();
+        d.db.close();
+        throw error;
+      }
       if (demo) printDemo(server.url, demo);
       process.stdout.write(`regkb listening on ${server.url}\n`);
       await new Promise<void>((done) => {

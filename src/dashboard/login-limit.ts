@@ -8,35 +8,45 @@ export const LOGIN_FAILURES_PER_EMAIL_MAX = 5;
 /** Higher than per email: several people may share an office's address. */
 export const LOGIN_FAILURES_PER_IP_MAX = 20;
 
-function tooMany(deps: Deps, subject: string, max: number): number | null {
-  const nowMs = deps.clock.nowMs();
-  const { count, oldestAtMs } = store.countLoginFailures(deps.db, subject, nowMs - LOGIN_WINDOW_MS);
+/** An attempt in progress: its address row, which a success takes back (a success clears the email's rows anyway). */
+export interface LoginAttempt {
+  ipRowId: number;
+}
+
+function tooMany(deps: Deps, subject: string, max: number, nowMs: number): number | null {
+  const { count, oldestAtMs } = store.countLoginAttempts(deps.db, subject, nowMs - LOGIN_WINDOW_MS);
   if (count < max || oldestAtMs === null) return null;
   return Math.max(1, Math.ceil((oldestAtMs + LOGIN_WINDOW_MS - nowMs) / 1000));
 }
 
-/** Throws 429 rate_limited (with Retry-After) when the email or the client address has failed too often. */
-export function checkLoginAllowed(deps: Deps, email: string, clientIp: string): void {
-  const waitSeconds = tooMany(deps, `email:${email}`, LOGIN_FAILURES_PER_EMAIL_MAX) ?? tooMany(deps, `ip:${clientIp}`, LOGIN_FAILURES_PER_IP_MAX);
-  if (waitSeconds !== null) {
-    const minutes = Math.ceil(waitSeconds / 60);
-    throw new ApiError(429, "rate_limited", `too many failed sign-ins; try again in ${minutes} minute${minutes === 1 ? "" : "s"}`, {
-      "retry-after": String(waitSeconds),
-    });
-  }
-}
-
-export function recordLoginFailure(deps: Deps, email: string, clientIp: string): void {
+/**
+ * Counts and records the attempt in one write transaction, before the password is
+ * verified: parallel attempts queue on the write lock, so at most the limit of them per
+ * email and per address are ever verified, and the rest get 429 without touching the
+ * password. The attempt counts as a failure unless recordLoginSuccess says otherwise.
+ */
+export function reserveLoginAttempt(deps: Deps, email: string, clientIp: string): LoginAttempt {
   const nowMs = deps.clock.nowMs();
-  deps.db.transaction(() => {
+  return deps.db.transaction(() => {
     // Old rows are useless once outside the window; pruning here keeps the table bounded.
-    store.deleteLoginFailuresBefore(deps.db, nowMs - LOGIN_WINDOW_MS);
-    store.insertLoginFailure(deps.db, `email:${email}`, nowMs);
-    store.insertLoginFailure(deps.db, `ip:${clientIp}`, nowMs);
+    store.deleteLoginAttemptsBefore(deps.db, nowMs - LOGIN_WINDOW_MS);
+    const waitSeconds =
+      tooMany(deps, `email:${email}`, LOGIN_FAILURES_PER_EMAIL_MAX, nowMs) ?? tooMany(deps, `ip:${clientIp}`, LOGIN_FAILURES_PER_IP_MAX, nowMs);
+    if (waitSeconds !== null) {
+      const minutes = Math.ceil(waitSeconds / 60);
+      throw new ApiError(429, "rate_limited", `too many failed sign-ins; try again in ${minutes} minute${minutes === 1 ? "" : "s"}`, {
+        "retry-after": String(waitSeconds),
+      });
+    }
+    store.insertLoginAttempt(deps.db, `email:${email}`, nowMs);
+    return { ipRowId: store.insertLoginAttempt(deps.db, `ip:${clientIp}`, nowMs) };
   }).immediate();
 }
 
-/** The rightful owner signing in clears their email's count; the address's count stays. */
-export function recordLoginSuccess(deps: Deps, email: string): void {
-  store.clearLoginFailures(deps.db, `email:${email}`);
+/** The rightful owner signed in: their email's count clears; the address keeps its failures but not this attempt. */
+export function recordLoginSuccess(deps: Deps, email: string, attempt: LoginAttempt): void {
+  deps.db.transaction(() => {
+    store.clearLoginAttempts(deps.db, `email:${email}`);
+    store.deleteLoginAttempt(deps.db, attempt.ipRowId);
+  }).immediate();
 }

@@ -51,8 +51,19 @@ export function jsonResponse(body: unknown, status = 200): Response {
   });
 }
 
-/** Only local paths may be redirect targets after sign-in (no open redirect). */
+export const NEXT_PATH_LENGTH_MAX = 512;
+/**
+ * A plain local path and query: one leading "/", then only URL characters that need no
+ * escaping (RFC 3986 pchar, "/", "?") and well-formed %XX. No control characters (URL
+ * parsers drop tabs and newlines, turning "/\t/evil.com" into "//evil.com"), no backslash,
+ * no space, nothing outside ASCII (not a valid header value).
+ */
+const PLAIN_PATH = /^\/(?![/\\])(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*$/;
+const PROBE_ORIGIN = "http://regkb.invalid";
+
+/** Only plain local paths may be redirect targets after sign-in (no open redirect); anything else is "/". */
 export function safeNextPath(raw: string | null | undefined): string {
-  if (!raw || raw.length > 512 || !raw.startsWith("/") || raw.startsWith("//") || raw.startsWith("/\\")) return "/";
-  return raw;
+  if (!raw || raw.length > NEXT_PATH_LENGTH_MAX || !PLAIN_PATH.test(raw)) return "/";
+  // Belt and braces: the target must resolve to this site whatever the URL parser makes of it.
+  return new URL(raw, PROBE_ORIGIN).origin === PROBE_ORIGIN ? raw : "/";
 }

@@ -96,12 +96,13 @@ export function deleteExpiredSessions(db: Database, nowMs: number): void {
   db.query("DELETE FROM dashboard_sessions WHERE expires_at_ms <= ?").run(nowMs);
 }
 
-export function insertLoginFailure(db: Database, subject: string, atMs: number): void {
-  db.query("INSERT INTO login_attempts (subject, at_ms) VALUES (?, ?)").run(subject, atMs);
+/** A sign-in attempt: in progress, then a failure; a success deletes it. Returns the row id. */
+export function insertLoginAttempt(db: Database, subject: string, atMs: number): number {
+  return Number(db.query("INSERT INTO login_attempts (subject, at_ms) VALUES (?, ?)").run(subject, atMs).lastInsertRowid);
 }
 
-/** Failures since `sinceMs`, and the oldest of them (it decides when the window reopens). */
-export function countLoginFailures(db: Database, subject: string, sinceMs: number): { count: number; oldestAtMs: number | null } {
+/** Attempts (in progress or failed) since `sinceMs`, and the oldest of them (it decides when the window reopens). */
+export function countLoginAttempts(db: Database, subject: string, sinceMs: number): { count: number; oldestAtMs: number | null } {
   return db
     .query<{ count: number; oldestAtMs: number | null }, [string, number]>(
       "SELECT count(*) AS count, min(at_ms) AS oldestAtMs FROM login_attempts WHERE subject = ? AND at_ms > ?",
@@ -109,10 +110,14 @@ export function countLoginFailures(db: Database, subject: string, sinceMs: numbe
     .get(subject, sinceMs)!;
 }
 
-export function clearLoginFailures(db: Database, subject: string): void {
+export function deleteLoginAttempt(db: Database, id: number): void {
+  db.query("DELETE FROM login_attempts WHERE id = ?").run(id);
+}
+
+export function clearLoginAttempts(db: Database, subject: string): void {
   db.query("DELETE FROM login_attempts WHERE subject = ?").run(subject);
 }
 
-export function deleteLoginFailuresBefore(db: Database, beforeMs: number): void {
+export function deleteLoginAttemptsBefore(db: Database, beforeMs: number): void {
   db.query("DELETE FROM login_attempts WHERE at_ms <= ?").run(beforeMs);
 }

@@ -3,7 +3,7 @@ import { KEY_PREFIX } from "../auth/keys";
 import type { Deps } from "../deps";
 import { ApiError, validationFailed } from "../http/errors";
 import { uuidv7 } from "../ids";
-import { checkLoginAllowed, recordLoginFailure, recordLoginSuccess } from "./login-limit";
+import { recordLoginSuccess, reserveLoginAttempt } from "./login-limit";
 import * as store from "./store";
 
 export const EMAIL_LENGTH_MAX = 254;
@@ -84,22 +84,22 @@ export async function resetUserPassword(deps: Deps, rawEmail: string): Promise<{
 }
 
 /**
- * Email + password sign-in. Limits are checked before the password is, so a locked-out
- * guesser learns nothing; only failures are counted.
+ * Email + password sign-in. The attempt is counted before the password is checked, so a
+ * locked-out guesser learns nothing and parallel guesses cannot overrun the limit; a
+ * success then takes its attempt back.
  */
 export async function signIn(deps: Deps, input: { email: string; password: string; clientIp: string }): Promise<store.UserRow> {
   const email = normaliseEmail(input.email).slice(0, EMAIL_LENGTH_MAX);
-  checkLoginAllowed(deps, email, input.clientIp);
+  const attempt = reserveLoginAttempt(deps, email, input.clientIp);
   const user = store.findUserByEmail(deps.db, email);
   const password = input.password.slice(0, PASSWORD_LENGTH_MAX);
   const ok = user
     ? await Bun.password.verify(password, user.passwordHash)
     : (await Bun.password.verify(password, await (decoyHash ??= Bun.password.hash(generateOneTimePassword(), ARGON))), false);
   if (!user || !ok || input.password.length > PASSWORD_LENGTH_MAX) {
-    recordLoginFailure(deps, email, input.clientIp);
     throw new ApiError(401, "invalid_credentials", "that email and password do not match an account");
   }
-  recordLoginSuccess(deps, email);
+  recordLoginSuccess(deps, email, attempt);
   store.recordSignIn(deps.db, user.id, deps.clock.nowMs());
   return user;
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 /** <dataDir>/documents/<orgId>/<documentId>.pdf — one folder per organisation. */
@@ -21,4 +21,38 @@ export async function storeDocumentFile(path: string, bytes: Uint8Array): Promis
 
 export function removeDocumentFile(path: string): void {
   rmSync(path, { force: true });
+}
+
+const PARTIAL_NAME = /^[^/]+\.pdf\.(\d+)\.partial$/;
+
+/**
+ * Removes uploads a crash left half-written (`documents/<org>/<id>.pdf.<pid>.partial`);
+ * run at start, before the first upload. A file whose writer is still alive (another
+ * process on the same data directory) is left alone. Returns how many were removed.
+ */
+export function removeStalePartialFiles(dataDir: string): number {
+  const root = join(dataDir, "documents");
+  if (!existsSync(root)) return 0;
+  let removed = 0;
+  for (const org of readdirSync(root, { withFileTypes: true })) {
+    if (!org.isDirectory()) continue;
+    for (const name of readdirSync(join(root, org.name))) {
+      const writerPid = PARTIAL_NAME.exec(name)?.[1];
+      if (writerPid === undefined || isOtherLiveProcess(Number(writerPid))) continue;
+      rmSync(join(root, org.name, name), { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+function isOtherLiveProcess(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

@@ -111,7 +111,11 @@ async function ingest(deps: Deps, run: Run<DocumentIngestInput, DocumentIngestOu
       deleteDocumentChunks(deps, id);
       return DELETED;
     }
-    if (error instanceof PdfRejectedError) throw new RunFailure(`the PDF could not be read: ${error.details}; the charge has been refunded`);
+    if (error instanceof PdfRejectedError) {
+      // Refunded (interface.md), but counted: failure-limit.ts.
+      deps.documentFailures.record(doc.orgId, deps.clock.nowMs());
+      throw new RunFailure(`the PDF could not be read: ${error.details}; the charge has been refunded`);
+    }
     throw error;
   } finally {
     clearInterval(watch);

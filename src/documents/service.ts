@@ -54,8 +54,9 @@ export function toView(row: store.DocumentRow): DocumentView {
 }
 
 /**
- * Validates and counts pages first (nothing is charged or stored for a rejected file),
- * then charges, records the document and queues its ingestion in one transaction.
+ * Validates and counts pages first (nothing is charged or stored for a rejected file, but
+ * the refusal counts towards the organisation's failure limit: failure-limit.ts), then
+ * charges, records the document and queues its ingestion in one transaction.
  * `id` is the API request's operation id (http/idempotency.ts): a retry of a request
  * that created the document before its response was stored finds it instead of charging again.
  */
@@ -67,12 +68,15 @@ export async function createDocument(deps: Deps, orgId: string, upload: Upload, 
   const jurisdictionSlugs =
     upload.jurisdictionSlugs && upload.jurisdictionSlugs.length > 0 ? resolveJurisdictions(deps, orgId, upload.jurisdictionSlugs) : [];
 
+  deps.documentFailures.check(orgId, clock.nowMs());
   let pages: number;
   try {
     ({ pages } = await deps.pdf.inspectPdf(upload.bytes, { timeoutMs: config.pdfParseTimeoutMs }));
   } catch (error) {
-    if (error instanceof PdfRejectedError) throw new ApiError(400, error.code, error.details);
-    throw error;
+    if (!(error instanceof PdfRejectedError)) throw error;
+    // Free (nothing was charged), but counted: failure-limit.ts.
+    deps.documentFailures.record(orgId, clock.nowMs());
+    throw new ApiError(400, error.code, error.details);
   }
   const amountPence = documentPence(pages);
   // Not authoritative (the charge below is), but spares writing a file we would delete.

@@ -1,7 +1,9 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Deps } from "../deps";
-import { ApiError } from "./errors";
+import { isStorageFull } from "../db/storage";
+import { ApiError, storageFull } from "./errors";
 import { requestInfo } from "./request-context";
+import { describeRule } from "./schema";
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -10,41 +12,43 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   });
 }
 
-/** "body.query: Expected string length less or equal to 1000" — the field first, then why. */
-function describeValidation(error: ValidationError, request: Request): string {
-  const first = error.all[0] as { path?: string; summary?: string; message?: string } | undefined;
-  const why = first?.summary ?? first?.message ?? "invalid value";
-  if (error.type === "property") return `${coercedQueryField(error, request)}: ${why}`;
+/** "body.topK: must be an integer from 1 to 50" — the field first, then the rule it breaks. */
+function describeValidation(error: ValidationError): string {
+  const first = error.all[0] as { path?: string; summary?: string; message?: string; schema?: Record<string, unknown>; value?: unknown } | undefined;
+  const why = describeRule(first?.schema, first?.value) ?? first?.summary ?? first?.message ?? "invalid value";
   const path = first?.path ? first.path.replace(/^\//, "").replace(/\//g, ".") : "";
   return `${path ? `${error.type}.${path}` : error.type}: ${why}`;
 }
 
 /**
- * Elysia checks coerced query numbers one property at a time and reports them without
- * a name; recover the field from the query string so details still name it.
- */
-function coercedQueryField(error: ValidationError, request: Request): string {
-  const found = String((error as { value?: unknown }).value);
-  for (const [name, value] of new URL(request.url).searchParams) if (value === found) return `query.${name}`;
-  return "query";
-}
-
-/**
  * Every error leaves as the Error body with a stable code. Validation (Elysia's 422)
- * becomes 400 validation_failed naming the field; anything unexpected is a 500 with
- * no stack trace or SQL in the body — those go to the log with the request id.
+ * becomes 400 validation_failed naming the field and its rule, or 404 for a path id; a
+ * full disk (SQLITE_FULL, ENOSPC) is 503 storage_full, logged at most once a minute;
+ * anything else unexpected is a 500 with no stack trace or SQL in the body — those go to
+ * the log with the request id.
  */
 export function errorHandler(deps: Deps) {
   return new Elysia({ name: "regkb.errors" }).onError({ as: "global" }, ({ code, error, request }) => {
     if (error instanceof ApiError) return json(error.status, error.body(), error.headers);
     if (error instanceof ValidationError) {
       if (error.type === "response") return internal(deps, request, error);
-      return json(400, { error: "validation_failed", details: describeValidation(error, request) });
+      // A path parameter is an id: one that fails its schema (a malformed uuid) names nothing.
+      if (error.type === "params") return json(404, { error: "not_found", details: "no such resource (the id is not a UUID)" });
+      return json(400, { error: "validation_failed", details: describeValidation(error) });
     }
-    if (code === "PARSE") return json(400, { error: "validation_failed", details: "body: malformed request body" });
+    if (code === "PARSE") return json(400, { error: "validation_failed", details: "body: malformed JSON" });
     if (code === "NOT_FOUND") return json(404, { error: "not_found", details: "no such route" });
+    if (isStorageFull(error)) return full(deps, request);
     return internal(deps, request, error);
   });
+}
+
+/** The failed write rolled back (money moves in one transaction), so nothing was charged. */
+function full(deps: Deps, request: Request): Response {
+  const info = requestInfo(request);
+  deps.storage.noteFull({ requestId: info?.id ?? null, route: info?.route ?? null });
+  const refusal = storageFull();
+  return json(refusal.status, refusal.body(), refusal.headers);
 }
 
 function internal(deps: Deps, request: Request, error: unknown): Response {

@@ -12,7 +12,7 @@ import { ApiError, validationFailed } from "./errors";
  * Use it after authentication, once per capability plugin:
  *
  *   new Elysia({ prefix: "/v1" })
- *     .use(requireApiKey(deps))
+ *     .use(requireApiKey())
  *     .use(idempotency(deps))
  *     .post("/search", ({ auth, body, operationId }) => …)
  *

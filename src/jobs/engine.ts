@@ -33,7 +33,7 @@ interface KindState {
 }
 
 export interface RunEngineDeps {
-  config: Pick<Config, "runLeaseMs" | "runMaxAttempts" | "shutdownTimeoutMs">;
+  config: Pick<Config, "runLeaseMs" | "runMaxAttempts" | "shutdownTimeoutMs" | "runsPerOrganisationMax">;
   db: Database;
   clock: Clock;
   log: Logger;
@@ -41,7 +41,8 @@ export interface RunEngineDeps {
 }
 
 /**
- * Claims pending runs with a lease, executes them with per-kind concurrency, renews
+ * Claims pending runs with a lease, fairly between organisations (store.claimNextRun, with
+ * REGKB_RUNS_PER_ORGANISATION_MAX), executes them with per-kind concurrency, renews
  * leases while they work, returns runs of dead workers to pending (failing them after
  * max attempts) and commits each outcome together with its money in one transaction.
  */
@@ -152,7 +153,13 @@ export class RunEngine implements BackgroundService {
     while (state.inFlight.size < state.spec.concurrency) {
       let run: Run | undefined;
       try {
-        run = store.claimNextRun(db, { kind: state.spec.kind, owner: this.owner, nowMs: clock.nowMs(), leaseMs: config.runLeaseMs });
+        run = store.claimNextRun(db, {
+          kind: state.spec.kind,
+          owner: this.owner,
+          nowMs: clock.nowMs(),
+          leaseMs: config.runLeaseMs,
+          perOrganisationMax: config.runsPerOrganisationMax,
+        });
       } catch (error) {
         // The database is busy or failing; the next tick tries again.
         log.error("run_claim_failed", { kind: state.spec.kind, message: messageOf(error) });

@@ -70,21 +70,61 @@ export function getRunById(db: Database, id: string): Run | undefined {
   return row ? toRun(row) : undefined;
 }
 
-/** Atomically takes the oldest pending run of `kind` and leases it to `owner`. */
+/** Stands for "no cap" in the claim's SQL: more runs than any engine can have in progress. */
+const NO_CAP = 2 ** 31;
+
+/**
+ * Atomically takes the next pending run of `kind` and leases it to `owner`, fairly between
+ * organisations: among those with a run waiting and fewer than `perOrganisationMax` (0: no
+ * cap) in progress, the one with the fewest in progress, then the one whose last claim of
+ * this kind is oldest (run_turns), then the oldest waiting run; then that organisation's
+ * oldest pending run. Counts cover every worker sharing the database. Call it outside any
+ * transaction: it takes the write lock itself, so two workers never claim one run.
+ */
 export function claimNextRun(
   db: Database,
-  claim: { kind: string; owner: string; nowMs: number; leaseMs: number },
+  claim: { kind: string; owner: string; nowMs: number; leaseMs: number; perOrganisationMax?: number },
 ): Run | undefined {
-  const row = db
-    .query<RunRow, [string, number, number, string]>(
-      `UPDATE runs
-          SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_expires_at_ms = ?, started_at_ms = ?
-        WHERE id = (SELECT id FROM runs WHERE kind = ? AND status = 'pending' ORDER BY created_at_ms, id LIMIT 1)
-          AND status = 'pending'
-        RETURNING *`,
-    )
-    .get(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.kind);
-  return row ? toRun(row) : undefined;
+  const cap = claim.perOrganisationMax && claim.perOrganisationMax > 0 ? claim.perOrganisationMax : NO_CAP;
+  return db
+    .transaction(() => {
+      const row = db
+        .query<RunRow, { owner: string; leaseExpiresAtMs: number; nowMs: number; kind: string; cap: number }>(
+          `WITH RECURSIVE
+             -- Organisations with a run waiting: one index seek each, however long their queues.
+             waiting(org_id) AS (
+               SELECT (SELECT min(org_id) FROM runs WHERE kind = $kind AND status = 'pending')
+               UNION ALL
+               SELECT (SELECT min(org_id) FROM runs WHERE kind = $kind AND status = 'pending' AND org_id > waiting.org_id)
+                 FROM waiting WHERE waiting.org_id IS NOT NULL),
+             candidates AS (
+               SELECT org_id,
+                      (SELECT count(*) FROM runs WHERE kind = $kind AND status = 'running' AND org_id = waiting.org_id) AS running,
+                      coalesce((SELECT turn FROM run_turns WHERE kind = $kind AND org_id = waiting.org_id), 0) AS turn,
+                      (SELECT min(created_at_ms) FROM runs WHERE kind = $kind AND status = 'pending' AND org_id = waiting.org_id) AS oldest_ms
+                 FROM waiting WHERE org_id IS NOT NULL)
+           UPDATE runs
+              SET status = 'running', attempts = attempts + 1, lease_owner = $owner, lease_expires_at_ms = $leaseExpiresAtMs,
+                  started_at_ms = $nowMs
+            WHERE id = (
+                    SELECT id FROM runs
+                     WHERE kind = $kind AND status = 'pending'
+                       AND org_id = (SELECT org_id FROM candidates WHERE running < $cap ORDER BY running, turn, oldest_ms, org_id LIMIT 1)
+                     ORDER BY created_at_ms, id
+                     LIMIT 1)
+              AND status = 'pending'
+            RETURNING *`,
+        )
+        .get({ owner: claim.owner, leaseExpiresAtMs: claim.nowMs + claim.leaseMs, nowMs: claim.nowMs, kind: claim.kind, cap });
+      if (!row) return undefined;
+      db.query<unknown, { kind: string; orgId: string }>(
+        `INSERT INTO run_turns (kind, org_id, turn)
+         VALUES ($kind, $orgId, (SELECT coalesce(max(turn), 0) + 1 FROM run_turns WHERE kind = $kind))
+         ON CONFLICT (kind, org_id) DO UPDATE SET turn = excluded.turn`,
+      ).run({ kind: claim.kind, orgId: row.org_id });
+      return toRun(row);
+    })
+    .immediate();
 }
 
 /** Extends every lease `owner` holds; returns the ids it still holds. */

@@ -4,7 +4,7 @@
  * touches money, so screenings (which hold credit per run) reuse the search without a charge.
  */
 import type { Database } from "bun:sqlite";
-import { charge, getBalance } from "../billing/ledger";
+import { chargeRefundable, getBalance, refundCharge } from "../billing/ledger";
 import { searchPence } from "../billing/pricing";
 import { resolveJurisdictions, searchKnowledgeBase, SEARCH_TOP_K_DEFAULT, type SearchDeps, type SearchMatch } from "./service";
 
@@ -34,7 +34,7 @@ export async function performSearch(deps: PerformSearchDeps, input: PerformSearc
   const jurisdictions = resolveJurisdictions(deps, input.orgId, input.jurisdictions);
   // Charged before the work, so a 402 means nothing ran. The key derives from the operation
   // id: an idempotent retry finds this entry instead of charging again.
-  charge(deps.db, {
+  const charged = chargeRefundable(deps.db, {
     orgId: input.orgId,
     amountPence: searchPence,
     key: `search:${input.operationId}`,
@@ -42,12 +42,19 @@ export async function performSearch(deps: PerformSearchDeps, input: PerformSearc
     ref: input.operationId,
     nowMs: deps.clock.nowMs(),
   });
-  const results = await searchKnowledgeBase(deps, {
-    orgId: input.orgId,
-    query: input.query,
-    jurisdictions,
-    topK: input.topK ?? SEARCH_TOP_K_DEFAULT,
-  });
+  let results: SearchMatch[];
+  try {
+    results = await searchKnowledgeBase(deps, {
+      orgId: input.orgId,
+      query: input.query,
+      jurisdictions,
+      topK: input.topK ?? SEARCH_TOP_K_DEFAULT,
+    });
+  } catch (error) {
+    // No request is both failed and charged: the refund commits before the error is answered.
+    refundCharge(deps.db, { charge: charged, description: "Refund: the search failed", nowMs: deps.clock.nowMs() });
+    throw error;
+  }
   return {
     requestId: input.operationId,
     results,

@@ -1,14 +1,14 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
-import { commonErrors, ErrorBody } from "../http/errors";
-import { IDEMPOTENCY_KEY_PARAMETER, idempotency } from "../http/idempotency";
+import { idempotency } from "../http/idempotency";
+import { operation } from "../http/operation";
 import { SearchBody, SearchResponse } from "./schemas";
 import { performSearch } from "./perform";
 
 export function searchRoutes(deps: Deps) {
   return new Elysia({ prefix: "/v1" })
-    .use(requireApiKey(deps))
+    .use(requireApiKey())
     .use(idempotency(deps))
     .post(
       "/search",
@@ -16,9 +16,9 @@ export function searchRoutes(deps: Deps) {
         performSearch(deps, { orgId: auth.orgId, query: body.query, jurisdictions: body.jurisdictions, topK: body.topK, operationId }),
       {
         body: SearchBody,
-        response: { 200: SearchResponse, 402: ErrorBody, 409: ErrorBody, ...commonErrors },
-        detail: {
-          parameters: [IDEMPOTENCY_KEY_PARAMETER],
+        response: { 200: SearchResponse },
+        detail: operation({
+          operationId: "search",
           summary: "Search the knowledge base",
           description:
             "Hybrid search (BM25 over citation, heading and text, plus embedding KNN, fused) of the shared corpus in the requested " +
@@ -26,8 +26,9 @@ export function searchRoutes(deps: Deps) {
             "that cites a provision (\"Article 33\", \"§ 899-aa\", \"1798.82\", \"12 CFR 1003.4(a)\") returns that passage first. " +
             "Costs 2 pence, charged before the search runs: 402 insufficient_credit when available credit is below 2 pence. " +
             "400 invalid_jurisdictions when a slug is unknown or not enabled for the organisation.",
-          tags: ["Knowledge base"],
-        },
+          tag: "Knowledge base",
+          errors: ["invalid_jurisdictions", "insufficient_credit"],
+        }),
       },
     );
 }

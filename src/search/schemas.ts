@@ -1,6 +1,8 @@
 import { t } from "elysia";
+import { Integer, Text } from "../http/schema";
 import { SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, SEARCH_TOP_K_MAX } from "./service";
 
+/** The one SearchMatch: search results and screening matches alike. */
 export const SearchMatchSchema = t.Object(
   {
     content: t.String({ description: "The passage text." }),
@@ -31,22 +33,35 @@ export const SearchMatchSchema = t.Object(
   { title: "SearchMatch" },
 );
 
-export const SearchBody = t.Object({
-  query: t.String({ minLength: 1, maxLength: SEARCH_QUERY_CHARS_MAX, pattern: "\\S", description: `1 to ${SEARCH_QUERY_CHARS_MAX} characters, not blank.`, examples: ["How quickly must a breach be reported to the supervisory authority?"] }),
-  jurisdictions: t.Optional(
-    t.Array(t.String({ maxLength: 64 }), {
-      minItems: 1,
-      maxItems: SEARCH_JURISDICTIONS_MAX,
-      description: "Slugs enabled for the organisation (400 invalid_jurisdictions otherwise). Omitted: every jurisdiction enabled for the organisation. Must not be empty.",
-      examples: [["eu", "us-ny"]],
-    }),
-  ),
-  topK: t.Optional(t.Integer({ minimum: 1, maximum: SEARCH_TOP_K_MAX, default: SEARCH_TOP_K_DEFAULT, description: `1 to ${SEARCH_TOP_K_MAX}, default ${SEARCH_TOP_K_DEFAULT}.` })),
-});
+/** Slugs of jurisdictions to search; shared by searches and screenings. */
+export const JurisdictionSlugs = (description: string) =>
+  t.Array(Text({ maxLength: 64 }), { minItems: 1, maxItems: SEARCH_JURISDICTIONS_MAX, description, examples: [["eu", "us-ny"]] });
 
-export const SearchResponse = t.Object({
-  requestId: t.String({ description: "UUIDv7 of this search; the ledger entry's ref." }),
-  results: t.Array(SearchMatchSchema),
-  creditsChargedPence: t.Integer({ description: "2 per search." }),
-  availablePence: t.Integer({ description: "Available credit after the charge." }),
-});
+export const SearchBody = t.Object(
+  {
+    query: Text({
+      minLength: 1,
+      maxLength: SEARCH_QUERY_CHARS_MAX,
+      notBlank: true,
+      description: `1 to ${SEARCH_QUERY_CHARS_MAX} characters (Unicode code points), not blank.`,
+      examples: ["How quickly must a breach be reported to the supervisory authority?"],
+    }),
+    jurisdictions: t.Optional(
+      JurisdictionSlugs(
+        "Slugs enabled for the organisation (400 invalid_jurisdictions otherwise). Omitted: every jurisdiction enabled for the organisation. Must not be empty.",
+      ),
+    ),
+    topK: t.Optional(Integer({ minimum: 1, maximum: SEARCH_TOP_K_MAX, default: SEARCH_TOP_K_DEFAULT, description: `1 to ${SEARCH_TOP_K_MAX}, default ${SEARCH_TOP_K_DEFAULT}.` })),
+  },
+  { title: "SearchRequest" },
+);
+
+export const SearchResponse = t.Object(
+  {
+    requestId: t.String({ format: "uuid", description: "UUIDv7 of this search; the ledger entry's ref." }),
+    results: t.Array(SearchMatchSchema, { description: "Best first; at most topK." }),
+    creditsChargedPence: Integer({ description: "2 per search." }),
+    availablePence: Integer({ description: "Available credit after the charge." }),
+  },
+  { title: "SearchResponse" },
+);

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { PUBLIC_HIDDEN } from "../http/operation";
 import scalarBundlePath from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 
 /**
@@ -35,7 +36,7 @@ const DOCS_HTML = `<!doctype html>
 export function docsRoutes() {
   return new Elysia()
     .get("/v1/docs", () => new Response(DOCS_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }), {
-      detail: { hide: true },
+      detail: PUBLIC_HIDDEN,
     })
     .get(
       "/v1/docs/assets/scalar.js",
@@ -43,6 +44,6 @@ export function docsRoutes() {
         new Response(Bun.file(scalarBundlePath), {
           headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
         }),
-      { detail: { hide: true } },
+      { detail: PUBLIC_HIDDEN },
     );
 }

@@ -14,8 +14,10 @@ export function systemRoutes(deps: Deps) {
         } catch {
           databaseOk = false;
         }
-        set.status = databaseOk ? 200 : 503;
-        return { status: databaseOk ? "ok" : "degraded", version: VERSION, database: databaseOk ? "ok" : "unavailable" };
+        const storage = deps.storage.state();
+        const ok = databaseOk && storage === "ok";
+        set.status = ok ? 200 : 503;
+        return { status: ok ? "ok" : "degraded", version: VERSION, database: databaseOk ? "ok" : "unavailable", storage };
       },
       { detail: { hide: true } },
     )

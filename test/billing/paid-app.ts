@@ -22,7 +22,7 @@ export interface PaidRouteOptions {
 
 export function paidRoutes(deps: Deps, options: PaidRouteOptions = {}) {
   return new Elysia({ prefix: "/v1" })
-    .use(requireApiKey(deps))
+    .use(requireApiKey())
     .use(idempotency(deps, options.idempotency))
     .post(
       "/test-paid",

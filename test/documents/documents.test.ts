@@ -230,6 +230,46 @@ describe("ingestion outcomes", () => {
   });
 });
 
+describe("decompression bombs and who pays for a PDF that fails on its content", () => {
+  test("a PDF whose content inflates to 1 GiB is charged, fails ingestion with a clear error, and is refunded", async () => {
+    const org = fundedOrg(1_000);
+    const res = await upload(org, hostile.contentBombPdf(1024), "bomb.pdf");
+    expect(res.body).toMatchObject({ status: "processing", pages: 1, creditsChargedPence: 10 });
+    const doc = await settled(org, res.body.id);
+    expect(doc).toMatchObject({
+      status: "failed",
+      error: "the PDF could not be read: the PDF's compressed streams expand to more than 128 MiB (a decompression bomb?); the charge has been refunded",
+    });
+    expect(available(org)).toBe(1_000);
+    expect(chunkCount(res.body.id)).toBe(0);
+  }, 60_000);
+
+  test("a bomb read while the pages are counted is a 400 invalid_pdf; nothing charged or stored", async () => {
+    const org = fundedOrg(1_000);
+    const res = await upload(org, hostile.metadataBombPdf(1024), "metadata-bomb.pdf");
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: "invalid_pdf", details: expect.stringContaining("expand to more than 128 MiB") });
+    expect(available(org)).toBe(1_000);
+    expect(storedFiles(org)).toEqual([]);
+  }, 60_000);
+
+  test("after REGKB_DOCUMENT_FAILURES_PER_HOUR failures an organisation's uploads get 429 with Retry-After; others are unaffected", async () => {
+    const org = fundedOrg(1_000);
+    // A scan parses fine (it has no text): it fails ingestion but does not count.
+    expect((await settled(org, (await upload(org, hostile.imageOnlyPdf(1), "scan.pdf")).body.id)).status).toBe("failed");
+    for (let failure = 0; failure < server.deps.config.documentFailuresPerHour; failure++) {
+      expect((await upload(org, hostile.zeroPagePdf(), `empty-${failure}.pdf`)).status).toBe(400);
+    }
+    const limited = await upload(org, textPdf({ pageCount: 1 }), "fine.pdf");
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ error: "rate_limited", details: expect.stringContaining("failed on their content in the last hour") });
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(3_500);
+    expect(available(org)).toBe(1_000);
+    const other = fundedOrg(1_000);
+    expect((await upload(other, textPdf({ pageCount: 1 }), "fine.pdf")).status).toBe(202);
+  }, 60_000);
+});
+
 describe("reading and deleting", () => {
   test("list is the organisation's own, newest first; read and delete answer 404 for others and for bad ids", async () => {
     const org = fundedOrg();
@@ -300,7 +340,8 @@ describe("reading and deleting", () => {
 test("the OpenAPI document describes the multipart upload and the document routes", async () => {
   const doc = (await server.api("/v1/openapi.json")).body;
   const post = doc.paths["/v1/documents"].post;
-  expect(post.requestBody.content["multipart/form-data"].schema.required).toEqual(["file"]);
+  expect(post.requestBody.content["multipart/form-data"].schema).toEqual({ $ref: "#/components/schemas/DocumentUpload" });
+  expect(doc.components.schemas.DocumentUpload.required).toEqual(["file"]);
   expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["202", "400", "401", "402", "413", "415"]));
   expect(doc.paths["/v1/documents/{id}"].delete).toBeDefined();
 });

@@ -1,13 +1,16 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chunkPages, CHUNK_CHARS_TARGET, normalisePageText, splitText } from "../../src/documents/chunk";
 import { createPdfParser, PdfRejectedError } from "../../src/documents/pdf/parser";
+import { READY_LINE } from "../../src/documents/pdf/protocol";
 import { requireBinary } from "../helpers/binary";
 import * as hostile from "../fixtures/pdf/hostile";
 import { textPdf } from "../fixtures/pdf/writer";
 import { REAL_PDF_DIR, REAL_PDFS } from "./real-pdfs";
 
-const parser = createPdfParser({ childrenMax: 2 });
+const MEMORY_BYTES = 512 * 1024 * 1024;
+const parser = createPdfParser({ childrenMax: 2, memoryBytes: MEMORY_BYTES });
 afterAll(() => parser.close());
 const TIMEOUT_MS = 20_000;
 
@@ -85,7 +88,8 @@ describe("the parser child", () => {
   });
 
   test("a child that dies without answering makes the PDF invalid, not the server", async () => {
-    const dying = createPdfParser({ childrenMax: 1, childArgv: [process.execPath, "-e", "process.exit(1)"] });
+    const dies = `console.log(${JSON.stringify(READY_LINE)}); process.stdin.once("data", () => process.exit(1))`;
+    const dying = createPdfParser({ childrenMax: 1, memoryBytes: MEMORY_BYTES, childArgv: [process.execPath, "-e", dies] });
     const error = await rejection(dying.inspectPdf(textPdf({ pageCount: 1 }), { timeoutMs: TIMEOUT_MS }));
     expect(error).toMatchObject({ code: "invalid_pdf", details: "the PDF could not be parsed" });
     dying.close();
@@ -98,8 +102,59 @@ describe("the parser child", () => {
   });
 });
 
+/** Peak resident memory of this process's PDF children (VmHWM), in bytes. */
+function pdfChildrenPeakBytes(): number {
+  let peak = 0;
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, "utf8");
+      if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("__pdf") || !status.includes(`\nPPid:\t${process.pid}\n`)) continue;
+      peak = Math.max(peak, Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)![1]) * 1024);
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return peak;
+}
+
+describe("decompression bombs and memory", () => {
+  const GIB = 1024 ** 3;
+
+  test("a 4 MB PDF whose content inflates to 4 GiB is refused within seconds, and the parser stays small", async () => {
+    const bomb = hostile.contentBombPdf(4096);
+    expect(bomb.byteLength).toBeLessThan(5 * 1024 * 1024);
+    // Counting pages never reads a content stream; extracting the text does.
+    expect(await parser.inspectPdf(bomb, { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 1 });
+    const startedMs = performance.now();
+    const error = await rejection(parser.extractPageTexts(bomb, { timeoutMs: TIMEOUT_MS }));
+    expect(error).toMatchObject({ code: "invalid_pdf", details: "the PDF's compressed streams expand to more than 128 MiB (a decompression bomb?)" });
+    expect(performance.now() - startedMs).toBeLessThan(TIMEOUT_MS);
+    expect(pdfChildrenPeakBytes()).toBeLessThan(GIB);
+    expect(await parser.extractPageTexts(textPdf({ pages: [["Still parsing."]] }), { timeoutMs: TIMEOUT_MS })).toEqual(["Still parsing."]);
+  }, 60_000);
+
+  test("the 1 GiB variant is refused too, as is a bomb read while counting pages (metadata)", async () => {
+    const content = await rejection(parser.extractPageTexts(hostile.contentBombPdf(1024), { timeoutMs: TIMEOUT_MS }));
+    expect(content).toMatchObject({ code: "invalid_pdf", details: expect.stringContaining("expand to more than 128 MiB") });
+    const metadata = await rejection(parser.inspectPdf(hostile.metadataBombPdf(1024), { timeoutMs: TIMEOUT_MS }));
+    expect(metadata).toMatchObject({ code: "invalid_pdf", details: expect.stringContaining("expand to more than 128 MiB") });
+    expect(pdfChildrenPeakBytes()).toBeLessThan(GIB);
+  }, 60_000);
+
+  test("a PDF that needs more memory than a parse may use is refused; the next one parses", async () => {
+    const small = createPdfParser({ childrenMax: 1, memoryBytes: 64 * 1024 * 1024 });
+    try {
+      const error = await rejection(small.extractPageTexts(hostile.paddedPdf(300, 100), { timeoutMs: TIMEOUT_MS }));
+      expect(error).toMatchObject({ code: "invalid_pdf", details: "the PDF needs more than the 64 MiB of memory a parse may use" });
+      expect(await small.inspectPdf(hostile.paddedPdf(3, 1), { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 3 });
+    } finally {
+      small.close();
+    }
+  }, 60_000);
+});
+
 test("the compiled binary is its own PDF child (pdf.js and its worker are bundled; nothing is fetched)", async () => {
-  const compiled = createPdfParser({ childrenMax: 1, childArgv: [requireBinary(), "__pdf"] });
+  const compiled = createPdfParser({ childrenMax: 1, memoryBytes: MEMORY_BYTES, childArgv: [requireBinary(), "__pdf"] });
   try {
     const wisconsin = REAL_PDFS.find((p) => p.file === "wisconsin_134.pdf")!;
     const bytes = await Bun.file(join(REAL_PDF_DIR, wisconsin.file)).bytes();

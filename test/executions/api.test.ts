@@ -13,7 +13,7 @@ beforeAll(async () => {
   const dataDir = tempDir();
   mkdirSync(TEST_SANDBOX_CACHE_DIR, { recursive: true });
   symlinkSync(TEST_SANDBOX_CACHE_DIR, join(dataDir, "cache"));
-  server = await startTestServer({ dataDir, env: { REGKB_SANDBOX_POOL_SIZE: "1" } });
+  server = await startTestServer({ dataDir, env: { REGKB_SANDBOX_POOL_SIZE: "1", REGKB_EXECUTION_MEMORY_MB: "256" } });
 }, 60_000);
 afterAll(() => server.stop());
 
@@ -76,6 +76,19 @@ describe("POST /v1/executions then GET /v1/executions/{id}", () => {
     expect(getBalance(server.deps.db, org.orgId)).toMatchObject({ balancePence: 94, heldPence: 0 });
   }, 90_000);
 
+  test("a run past REGKB_EXECUTION_MEMORY_MB completes with exit code 137 and a MemoryError, charged like any run", async () => {
+    const org = orgWithCredit(100);
+    const code = `from pyodide.ffi import to_js
+print("start", flush=True)
+to_js({}).constructor.constructor("const keep = []; for (;;) { const a = new Uint8Array(1 << 24); a.fill(1); keep.push(a); }")()`;
+    const created = await server.api("/v1/executions", { key: org.key, body: { code, timeoutSeconds: 30 } });
+    const done = await waitForDone(org.key, created.body.id);
+    expect(done.body).toMatchObject({ status: "completed", exitCode: 137, stdout: "start\n", error: null });
+    expect(done.body.stderr).toContain("MemoryError: the run used more than its 256 MiB of memory and was stopped");
+    const costPence = 5 + Math.ceil(done.body.durationMs / 1000);
+    expect(getBalance(server.deps.db, org.orgId)).toMatchObject({ balancePence: 100 - costPence, heldPence: 0 });
+  }, 90_000);
+
   test("an Idempotency-Key retried many times at once creates one run and one hold", async () => {
     const org = orgWithCredit(100);
     const headers = { "idempotency-key": `exec-${uuidv7()}` };
@@ -136,6 +149,19 @@ describe("a host that cannot sandbox", () => {
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ error: "sandbox_unavailable", details: "the util-linux `unshare` command is not installed" });
       expect(getBalance(refusing.deps.db, org.orgId)).toMatchObject({ balancePence: 100, heldPence: 0 });
+    } finally {
+      await refusing.stop();
+    }
+  });
+
+  test("without `setpriv` (which makes sandboxes die with the server) executions are refused too", async () => {
+    const onlyUnshare = tempDir();
+    symlinkSync(Bun.which("unshare")!, join(onlyUnshare, "unshare"));
+    const savedPath = process.env.PATH;
+    process.env.PATH = onlyUnshare;
+    const refusing = await startTestServer().finally(() => (process.env.PATH = savedPath));
+    try {
+      expect(refusing.deps.sandbox.unavailableReason).toBe("the util-linux `setpriv` command is not installed");
     } finally {
       await refusing.stop();
     }

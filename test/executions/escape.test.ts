@@ -193,13 +193,51 @@ try:
     print("allocated 8 GiB")
 except (MemoryError, OverflowError) as error:
     print("one block:", type(error).__name__)
+`);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^one block: (MemoryError|OverflowError)\n$/);
+  }, 60_000);
+
+  test("Python allocating past REGKB_EXECUTION_MEMORY_MB gets MemoryError (its wasm memory maximum)", async () => {
+    const result = await run(`
 blocks = []
-while True:
-    blocks.append(bytearray(256 * 1024 ** 2))
-`, 5000);
-    expect(result.stdout).not.toContain("allocated 8 GiB");
-    // wasm32 caps the interpreter at 4 GiB: the loop ends in MemoryError or at the deadline.
-    expect([1, 124]).toContain(result.exitCode);
+try:
+    while True:
+        blocks.append(bytearray(16 * 1024 * 1024))
+except MemoryError:
+    print("MemoryError after", len(blocks) * 16, "MiB", flush=True)
+    raise
+`);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toEndWith("MemoryError\n");
+    const allocatedMiB = Number(/MemoryError after (\d+) MiB/.exec(result.stdout)?.[1]);
+    expect(allocatedMiB).toBeGreaterThanOrEqual(384);
+    expect(allocatedMiB).toBeLessThanOrEqual(512);
+  }, 60_000);
+
+  test("JavaScript reached through the FFI cannot go past the limit either: the run is stopped with 137", async () => {
+    // Typed arrays (as the 1.4 GB of the issue) and plain objects (which JavaScriptCore keeps
+    // in memory it reserved at start-up, where rlimits cannot see them).
+    for (const hog of [
+      "const a = new Uint8Array(16 * 1024 * 1024); a.fill(1); keep.push(a);",
+      "for (let j = 0; j < 100000; j++) keep.push({ j, k: [j, j] });",
+    ]) {
+      const result = await run(`${JS_EVAL}
+print("start", flush=True)
+print(js_eval("const keep = []; for (let i = 0; i < 256; i++) { ${hog} } return 'kept ' + keep.length"))
+`);
+      expect({ hog, exitCode: result.exitCode }).toEqual({ hog, exitCode: 137 });
+      expect(result.stdout).toBe("start\n");
+      expect(result.stderr).toContain("MemoryError: the run used more than its 512 MiB of memory and was stopped");
+    }
+  }, 60_000);
+
+  test("a run within the limit is unaffected", async () => {
+    const result = await run(`
+data = [bytearray(16 * 1024 * 1024) for _ in range(20)]
+print(sum(len(block) for block in data) // (1024 * 1024), "MiB")
+`);
+    expect(result).toMatchObject({ exitCode: 0, stdout: "320 MiB\n", stderr: "" });
   }, 60_000);
 
   test("CPU-bound C code (catastrophic regex, huge power) is killed at the deadline", async () => {
@@ -261,6 +299,43 @@ time.sleep(30)
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe("ok\n");
     expect(result.stderr).toContain("ended without a result");
+  }, 60_000);
+
+  test("a forged result frame cannot report an exit code outside 0–255", async () => {
+    for (const exitCode of [-7, 256, 1.5]) {
+      const body = new TextEncoder().encode(JSON.stringify({ type: "result", exitCode }));
+      const frame = [0, 0, 0, body.length, ...body];
+      const result = await run(`${JS_EVAL}
+print("ok", flush=True)
+js_eval("process.getBuiltinModule('node:fs').writeSync(1, new Uint8Array([${frame.join(",")}])); return ''")
+import time
+time.sleep(30)
+`);
+      expect({ exitCode, result: result.exitCode }).toEqual({ exitCode, result: 1 });
+      expect(result.stdout).toBe("ok\n");
+      expect(result.stderr).toContain("ended without a result");
+    }
+  }, 60_000);
+
+  test("signals queued with rt_sigqueueinfo and rt_tgsigqueueinfo are refused", async () => {
+    // Signal 0 only checks permission: without the filter both calls succeed (0) on the child itself.
+    const result = await run(`${JS_EVAL}
+print(js_eval("""
+const ffi = process.getBuiltinModule('bun:ffi');
+const lib = ffi.dlopen('libc.so.6', {
+  syscall: { args: ['i64', 'i64', 'i64', 'i64', 'i64'], returns: 'i64' },
+  __errno_location: { args: [], returns: 'ptr' },
+});
+const info = new Uint8Array(128);
+const pid = BigInt(process.pid);
+const queued = lib.symbols.syscall(129n, pid, 0n, BigInt(ffi.ptr(info)), 0n);
+const queuedErrno = ffi.read.i32(lib.symbols.__errno_location(), 0);
+const threaded = lib.symbols.syscall(297n, pid, pid, 0n, BigInt(ffi.ptr(info)));
+const threadedErrno = ffi.read.i32(lib.symbols.__errno_location(), 0);
+return 'rt_sigqueueinfo ' + queued + ' errno ' + queuedErrno + ', rt_tgsigqueueinfo ' + threaded + ' errno ' + threadedErrno;
+"""))
+`);
+    expect(result.stdout).toBe("rt_sigqueueinfo -1 errno 1, rt_tgsigqueueinfo -1 errno 1\n");
   }, 60_000);
 
   test("the pool stays healthy and other runs are unaffected meanwhile", async () => {

@@ -82,7 +82,7 @@ describe("the binary alone", () => {
     try {
       const url = await readListeningUrl(proc.stdout);
       const health = await fetch(`${url}/healthz`).then((r) => r.json());
-      expect(health).toEqual({ status: "ok", version: expect.any(String), database: "ok" });
+      expect(health).toEqual({ status: "ok", version: expect.any(String), database: "ok", storage: "ok" });
 
       // A search runs its vector half on a worker thread, whose entry point is inside the binary too.
       const run = (...args: string[]) => runBinary([...args, "--data-dir", serverData, "--json"], { cwd: empty });
@@ -125,6 +125,33 @@ describe("the binary alone", () => {
     }
     // Warnings go to stderr: a search worker that failed to start would say so there.
     expect(await new Response(proc.stderr).text()).not.toContain("search_worker_failed");
+  });
+});
+
+describe("the binary's HTTP edge", () => {
+  test("oversized request headers get the JSON 431 (Bun's own limit is raised above the server's)", async () => {
+    const dir = tempDir("regkb-headers-");
+    const proc = Bun.spawn([requireBinary(), "serve", "--port", "0", "--data-dir", join(dir, "data")], {
+      cwd: dir,
+      env: { PATH: "/usr/bin:/bin", REGKB_LOG_LEVEL: "warn" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const url = await readListeningUrl(proc.stdout);
+      for (const headers of [{ "x-big": "a".repeat(20_000) }, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`x-h${i}`, "v".repeat(400)]))]) {
+        const res = await fetch(`${url}/v1/credits`, { headers });
+        expect(res.status).toBe(431);
+        expect(res.headers.get("x-request-id")).toBeTruthy();
+        expect(await res.json()).toEqual({ error: "request_headers_too_large", details: expect.stringMatching(/^request headers are \d+ bytes; the limit is 16384 bytes$/) });
+      }
+      const fine = await fetch(`${url}/v1/credits`, { headers: { "x-big": "a".repeat(15_000) } });
+      expect(fine.status).toBe(401);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

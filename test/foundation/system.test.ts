@@ -8,10 +8,10 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 describe("operational endpoints", () => {
-  test("/healthz answers without auth with version and database state", async () => {
+  test("/healthz answers without auth with version, database and storage state", async () => {
     const res = await server.api("/healthz");
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: "ok", version: expect.any(String), database: "ok" });
+    expect(res.body).toEqual({ status: "ok", version: expect.any(String), database: "ok", storage: "ok" });
   });
 
   test("/metrics counts requests by route and status and exports a latency histogram", async () => {
@@ -53,7 +53,8 @@ describe("OpenAPI document and reference page", () => {
       }
       // Every paid or creating POST is retry-safe and says so.
       if (ops.post && !(Array.isArray(ops.post.security) && ops.post.security.length === 0)) {
-        expect(ops.post.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
+        const resolve = (p: { $ref?: string; name?: string }) => (p.$ref ? doc.components.parameters[p.$ref.split("/").pop()!] : p);
+        expect(ops.post.parameters.map((p: { $ref?: string }) => resolve(p).name)).toContain("Idempotency-Key");
       }
     }
   });

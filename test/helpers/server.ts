@@ -49,7 +49,8 @@ export async function startTestServer(
   options: { env?: Env; clock?: Clock; background?: boolean; dataDir?: string; jurisdictions?: Jurisdiction[] } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
-  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...options.env }, { dataDir, port: 0, host: "127.0.0.1" });
+  // init: a test server's database is new on purpose, even beside a shared, pre-filled cache/.
+  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...options.env }, { dataDir, port: 0, host: "127.0.0.1", init: true });
   const deps = await createDeps(config, { clock: options.clock });
   for (const j of options.jurisdictions ?? TEST_JURISDICTIONS) upsertJurisdiction(deps.db, j);
   const server = await startServer(deps, {

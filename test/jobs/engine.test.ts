@@ -37,10 +37,15 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function engine(options: { leaseMs?: number; shutdownTimeoutMs?: number; maxAttempts?: number } = {}): RunEngine {
+function engine(options: { leaseMs?: number; shutdownTimeoutMs?: number; maxAttempts?: number; perOrganisationMax?: number } = {}): RunEngine {
   const e = new RunEngine({
     ...deps,
-    config: { runLeaseMs: options.leaseMs ?? 30_000, runMaxAttempts: options.maxAttempts ?? 3, shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000 },
+    config: {
+      runLeaseMs: options.leaseMs ?? 30_000,
+      runMaxAttempts: options.maxAttempts ?? 3,
+      shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
+      runsPerOrganisationMax: options.perOrganisationMax ?? 0,
+    },
   });
   engines.push(e);
   return e;
@@ -66,9 +71,9 @@ function outcomes(runId: string): { outcome: string; detail: string }[] {
   return deps.db.query<{ outcome: string; detail: string }, [string]>("SELECT outcome, detail FROM outcomes WHERE run_id = ?").all(runId);
 }
 
-function newRun(n = 21): string {
+function newRun(n = 21, owner = orgId): string {
   const id = uuidv7();
-  deps.db.transaction(() => createRun(deps.db, { id, orgId, kind: kindName, input: { n }, createdAtMs: deps.clock.nowMs() })).immediate();
+  deps.db.transaction(() => createRun(deps.db, { id, orgId: owner, kind: kindName, input: { n }, createdAtMs: deps.clock.nowMs() })).immediate();
   return id;
 }
 
@@ -297,5 +302,82 @@ describe("run engine", () => {
     const after = deps.metrics.render();
     expect(after).toContain(`regkb_runs{kind="${kindName}",status="pending"} 0`);
     expect(after).toContain(`regkb_run_duration_seconds_count{kind="${kindName}",status="completed"} 3`);
+  });
+});
+
+describe("fairness between organisations", () => {
+  const orgs: Record<string, string> = {};
+  beforeAll(() => {
+    for (const name of ["noisy", "quiet", "other"]) orgs[name] = createOrganisation(deps, { name: `Fair ${name}` }).id;
+  });
+  const runOrg = new Map<string, string>();
+  const getAny = (id: string) => findRun(deps.db, { id, orgId: runOrg.get(id)!, kind: kindName })!;
+  function queue(org: string, n: number): string {
+    const id = newRun(n, orgs[org]);
+    runOrg.set(id, orgs[org]!);
+    return id;
+  }
+
+  test("one slot: a quiet organisation's run is the next claimed behind a noisy backlog, then turns alternate", async () => {
+    const claimed: string[] = [];
+    const e = engine();
+    e.register(kind({ concurrency: 1, execute: async (run) => (claimed.push(`${run.orgId === orgs.noisy ? "noisy" : run.orgId === orgs.quiet ? "quiet" : "other"}${run.input.n}`), { doubled: 0 }) }));
+    const ids = [0, 1, 2, 3, 4, 5].map((n) => queue("noisy", n));
+    ids.push(queue("quiet", 0), queue("other", 0), queue("quiet", 1));
+    e.start();
+    await until(() => ids.every((id) => getAny(id).status === "completed"));
+    expect(claimed).toEqual(["noisy0", "quiet0", "other0", "noisy1", "quiet1", "noisy2", "noisy3", "noisy4", "noisy5"]);
+    expect(ids.map((id) => getAny(id).attempts)).toEqual(Array(ids.length).fill(1));
+    expect(ids.map((id) => outcomes(id).length)).toEqual(Array(ids.length).fill(1));
+  });
+
+  test("two slots held by a noisy backlog: the quiet run takes the first slot that frees", async () => {
+    const gates = new Map<string, { resolve: () => void }>();
+    const everything = deferred();
+    const claimed: string[] = [];
+    const e = engine();
+    e.register(kind({
+      concurrency: 2,
+      execute: async (run) => {
+        claimed.push(run.id);
+        const gate = deferred();
+        gates.set(run.id, gate);
+        await Promise.race([gate.promise, everything.promise]);
+        return { doubled: 0 };
+      },
+    }));
+    e.start();
+    const noisy = [0, 1, 2, 3, 4].map((n) => queue("noisy", n));
+    e.wake(kindName);
+    await until(() => e.inFlightCount(kindName) === 2);
+    const quiet = queue("quiet", 0);
+    e.wake(kindName);
+    await Bun.sleep(20);
+    expect(claimed).toEqual(noisy.slice(0, 2));
+    gates.get(noisy[0]!)!.resolve();
+    await until(() => claimed.length === 3);
+    expect(claimed[2]).toBe(quiet);
+    everything.resolve();
+    await until(() => [...noisy, quiet].every((id) => getAny(id).status === "completed"));
+    expect(claimed.slice(3).sort()).toEqual(noisy.slice(2).sort());
+  });
+
+  test("a per-organisation cap keeps slots free for others; runs over the cap wait, none is lost", async () => {
+    const gate = deferred();
+    const e = engine({ perOrganisationMax: 1 });
+    e.register(kind({ concurrency: 3, execute: async () => (await gate.promise, { doubled: 0 }) }));
+    e.start();
+    const noisy = [0, 1, 2, 3].map((n) => queue("noisy", n));
+    e.wake(kindName);
+    await until(() => e.inFlightCount(kindName) === 1);
+    await Bun.sleep(30);
+    expect(e.inFlightCount(kindName)).toBe(1);
+    const quiet = queue("quiet", 0);
+    e.wake(kindName);
+    await until(() => getAny(quiet).status === "running");
+    expect(e.inFlightCount(kindName)).toBe(2);
+    gate.resolve();
+    await until(() => [...noisy, quiet].every((id) => getAny(id).status === "completed"));
+    expect([...noisy, quiet].map((id) => getAny(id).attempts)).toEqual([1, 1, 1, 1, 1]);
   });
 });

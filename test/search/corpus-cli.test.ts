@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parsePassagesJsonl } from "../../src/search/corpus/passages";
 import { BINARY, runBinary } from "../helpers/binary";
 import { tempDir } from "../helpers/server";
 
@@ -69,4 +70,24 @@ test("serve re-embeds an index made by an earlier built-in embedder before it li
     server.kill("SIGKILL");
     rmSync(upgraded, { recursive: true, force: true });
   }
+}, 60_000);
+
+test("a .jsonl file in the README's format: document and heading may be left out", () => {
+  const readme = readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8");
+  const example = /```jsonl\n([\s\S]*?)```/.exec(readme)![1]!.trim();
+  const second = JSON.stringify({ ...JSON.parse(example), citationPath: "Breach procedure > 2 > (b)", heading: "Regulators", text: "The privacy office keeps a record of every breach." });
+  const parsed = parsePassagesJsonl(`${example}\n${second}\n`, "example.jsonl");
+  expect(parsed.map((p) => [p.document, p.heading])).toEqual([
+    ["Acme Bank breach procedure", ""],
+    ["Acme Bank breach procedure", "Regulators"],
+  ]);
+  expect(() => parsePassagesJsonl(JSON.stringify({ ...JSON.parse(example), heading: 7 }), "bad.jsonl")).toThrow("bad.jsonl:1: heading must be a string");
+
+  const folder = join(dir, "jsonl");
+  mkdirSync(folder);
+  writeFileSync(join(folder, "jurisdictions.json"), JSON.stringify([{ slug: "eu", name: "European Union", description: "EU law" }]));
+  writeFileSync(join(folder, "passages.jsonl"), `${example}\n${second}\n`);
+  const run = runBinary(["corpus", "import", join(folder, "passages.jsonl"), "--json"], { cwd: dir });
+  expect(run.stderr).toBe("");
+  expect(run.json).toMatchObject({ documents: 1, chunksAdded: 2, chunksRemoved: 0 });
 }, 60_000);

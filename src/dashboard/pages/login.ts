@@ -4,7 +4,7 @@ import { requestInfo } from "../../http/request-context";
 import { forbidden, sameOrigin, FORM_BYTES_MAX, field } from "../guard";
 import { html } from "../html";
 import { notice, soloPage } from "../layout";
-import { htmlResponse, redirect, safeNextPath } from "../respond";
+import { htmlResponse, NEXT_PATH_LENGTH_MAX, redirect, safeNextPath } from "../respond";
 import { cookieHeader, csrfValid, currentSession, endSession, isSecure, readCookie, startSession, tokensMatch } from "../sessions";
 import { EMAIL_LENGTH_MAX, PASSWORD_LENGTH_MAX, signIn } from "../users";
 
@@ -71,7 +71,7 @@ export function loginSubmit(deps: Deps) {
     } catch {
       return forbidden("The form could not be read.");
     }
-    const next = safeNextPath(field(form, "next", 512));
+    const next = safeNextPath(field(form, "next", NEXT_PATH_LENGTH_MAX + 1));
     const email = field(form, "email", EMAIL_LENGTH_MAX + 1);
     const cookieToken = readCookie(request, loginCookieName(deps));
     const formToken = field(form, "_login", 100);

@@ -1,24 +1,49 @@
 /**
  * The PDF parsing child process (`regkb __pdf`). It serves requests from stdin one at a
- * time (protocol.ts) and exits when stdin closes, so it dies with its parent. It runs in
- * its own process so a hostile PDF that spins, balloons memory or crashes pdf.js takes
- * down only this process, and the parent can kill it on a deadline.
+ * time (protocol.ts) and exits when stdin closes; it is killed at once if the server dies
+ * (PR_SET_PDEATHSIG). It runs in its own process so a hostile PDF that spins, balloons
+ * memory or crashes pdf.js takes down only this process, and the parent can kill it on a
+ * deadline. Memory is bounded three times: the bytes a document's streams decode to
+ * (counted inside pdf.js, decoded-bytes.ts), the process's own rlimits, and the parent's
+ * watch on its resident size (parser.ts).
  */
 import { documentPagesMax } from "../../billing/pricing";
+import { dieWithParent, limitMemoryGrowth } from "../../sys/process-controls";
+import { DecodedBytesMeter } from "./decoded-bytes";
 import {
+  CHILD_ENV,
+  READY_LINE,
   REQUEST_BODY_BYTES_MAX,
   REQUEST_HEADER_BYTES_MAX,
   type PdfChildMode,
   type PdfChildReply,
   type PdfChildRequest,
 } from "./protocol";
+import { warmUpPdf } from "./warm-up";
 
 /** A reply larger than this means the PDF is a text bomb; the parent also caps what it reads. */
 const REPLY_CHARS_MAX = 32 * 1024 * 1024;
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
+interface ChildLimits {
+  memoryBytes: number;
+  decodedBytesMax: number;
+}
+
+function limitsFromEnv(): ChildLimits {
+  const read = (name: string) => {
+    const value = Number(process.env[name]);
+    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`PDF child: ${name} is not set`);
+    return value;
+  };
+  return { memoryBytes: read(CHILD_ENV.memoryBytes), decodedBytesMax: read(CHILD_ENV.decodedBytesMax) };
+}
+
 export async function pdfChildMain(): Promise<void> {
+  const parentPid = Number(process.env[CHILD_ENV.parentPid]);
+  dieWithParent(Number.isSafeInteger(parentPid) && parentPid > 0 ? parentPid : undefined);
+  const limits = limitsFromEnv();
   // pdf.js prints warnings with console.log while it loads (e.g. no @napi-rs/canvas in the
   // compiled binary); stdout is our reply channel, so route them to stderr before importing.
   console.log = console.error;
@@ -29,18 +54,43 @@ export async function pdfChildMain(): Promise<void> {
   // isolation boundary, and the worker module is bundled here, so pdf.js never resolves
   // a worker file path (which does not exist inside a `bun build --compile` binary).
   (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import("pdfjs-dist/legacy/build/pdf.worker.mjs");
+  const meter = new DecodedBytesMeter();
+  meter.install();
+  meter.begin(limits.decodedBytesMax);
+  const warm = await parse(pdfjs, "extract", warmUpPdf(), meter);
+  if (!warm.ok || !meter.installed) throw new Error("PDF child: pdf.js failed its start-up check (decoded-bytes meter not in place)");
+  // From here on, what a document makes this process allocate is bounded.
+  limitMemoryGrowth(limits.memoryBytes);
+  process.stdout.write(`${READY_LINE}\n`);
 
   for await (const request of readRequests(Bun.stdin.stream())) {
+    meter.begin(limits.decodedBytesMax);
     // Anything pdf.js throws past the checks in parse() is a malformed file, not our fault.
-    const reply = await parse(pdfjs, request.mode, request.body).catch(
+    const parsed = await parse(pdfjs, request.mode, request.body, meter).catch(
       (): PdfChildReply => ({ ok: false, code: "invalid_pdf", details: "the PDF could not be parsed" }),
     );
-    process.stdout.write(`${JSON.stringify(reply)}\n`);
+    process.stdout.write(`${JSON.stringify(verdict(parsed, meter, limits))}\n`);
   }
   process.exit(0);
 }
 
-async function parse(pdfjs: PdfJs, mode: PdfChildMode, bytes: Uint8Array): Promise<PdfChildReply> {
+/** A parse that hit a limit is refused whatever pdf.js made of it (it often carries on with what it has). */
+function verdict(parsed: PdfChildReply, meter: DecodedBytesMeter, limits: ChildLimits): PdfChildReply {
+  const mib = (bytes: number) => Math.round(bytes / (1024 * 1024));
+  if (meter.exceeded) {
+    return {
+      ok: false,
+      code: "invalid_pdf",
+      details: `the PDF's compressed streams expand to more than ${mib(limits.decodedBytesMax)} MiB (a decompression bomb?)`,
+    };
+  }
+  if (meter.outOfMemory) {
+    return { ok: false, code: "invalid_pdf", details: `the PDF needs more than the ${mib(limits.memoryBytes)} MiB of memory a parse may use` };
+  }
+  return parsed;
+}
+
+async function parse(pdfjs: PdfJs, mode: PdfChildMode, bytes: Uint8Array, meter: DecodedBytesMeter): Promise<PdfChildReply> {
   const task = pdfjs.getDocument({
     data: bytes,
     // Removed as an option in pdf.js 5 (no eval path remains; CVE-2024-4367); kept so a
@@ -58,7 +108,7 @@ async function parse(pdfjs: PdfJs, mode: PdfChildMode, bytes: Uint8Array): Promi
     verbosity: 0,
   } as Parameters<PdfJs["getDocument"]>[0]);
   try {
-    return await parseDocument(await openDocument(task), mode);
+    return await parseDocument(await openDocument(task), mode, meter);
   } catch (error) {
     if (error instanceof Rejection) return error.reply;
     throw error;
@@ -84,7 +134,11 @@ async function openDocument(task: ReturnType<PdfJs["getDocument"]>) {
   }
 }
 
-async function parseDocument(doc: Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>, mode: PdfChildMode): Promise<PdfChildReply> {
+async function parseDocument(
+  doc: Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>,
+  mode: PdfChildMode,
+  meter: DecodedBytesMeter,
+): Promise<PdfChildReply> {
   const { info } = (await doc.getMetadata()) as { info: { EncryptFilterName?: string | null } };
   if (info.EncryptFilterName) {
     // Even a PDF that opens without a password carries its author's restrictions; we store
@@ -101,7 +155,7 @@ async function parseDocument(doc: Awaited<ReturnType<PdfJs["getDocument"]>["prom
   // makes the count exact: a tree whose /Count lies fails here instead of being billed wrong.
   const texts: string[] = [];
   let replyChars = 0;
-  for (let pageNumber = 1; pageNumber <= pages; pageNumber++) {
+  for (let pageNumber = 1; pageNumber <= pages && !meter.exceeded && !meter.outOfMemory; pageNumber++) {
     let page: Awaited<ReturnType<typeof doc.getPage>>;
     try {
       page = await doc.getPage(pageNumber);

@@ -4,8 +4,9 @@
  * one request at a time; a child that passes its deadline, is aborted, or dies is killed
  * and replaced, so a hostile PDF costs at most one child and one deadline.
  */
+import { watchResidentMemory } from "../../sys/memory-watch";
 import { selfArgv } from "../../sys/self";
-import type { PdfChildMode, PdfChildReply, PdfChildRequest, PdfRejectionCode } from "./protocol";
+import { CHILD_ENV, READY_LINE, type PdfChildMode, type PdfChildReply, type PdfChildRequest, type PdfRejectionCode } from "./protocol";
 
 /** The PDF was refused for a reason the uploader can act on (maps to a 400). */
 export class PdfRejectedError extends Error {
@@ -38,6 +39,11 @@ export interface PdfParserOptions {
   childArgv?: string[];
   /** Children alive at once; each holds pdf.js and one PDF (~60–200 MB), so keep this small. */
   childrenMax: number;
+  /**
+   * Memory a child may take beyond its idle size while it parses one PDF (the file
+   * included); past it the PDF is refused. A document's streams may decode to a quarter of it.
+   */
+  memoryBytes: number;
   /** Largest reply accepted from a child (the texts of up to 500 pages). */
   replyBytesMax?: number;
   /** A child serves this many requests, then is replaced, so pdf.js leaks cannot accumulate. */
@@ -48,6 +54,14 @@ export interface PdfParserOptions {
 
 export function createPdfParser(options: PdfParserOptions): PdfParser {
   const childArgv = options.childArgv ?? [...selfArgv(), "__pdf"];
+  const childEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    NODE_ENV: "production",
+    [CHILD_ENV.parentPid]: String(process.pid),
+    [CHILD_ENV.memoryBytes]: String(options.memoryBytes),
+    [CHILD_ENV.decodedBytesMax]: String(Math.floor(options.memoryBytes / DECODED_SHARE_OF_MEMORY)),
+  };
+
   const replyBytesMax = options.replyBytesMax ?? 64 * 1024 * 1024;
   const requestsPerChildMax = options.requestsPerChildMax ?? 200;
   const idleMs = options.idleMs ?? 60_000;
@@ -60,7 +74,7 @@ export function createPdfParser(options: PdfParserOptions): PdfParser {
       clearTimeout(child.idleTimer);
       if (!child.dead) return child;
     }
-    const child = new PdfChild(childArgv, replyBytesMax);
+    const child = new PdfChild(childArgv, childEnv, replyBytesMax, options.memoryBytes);
     alive.add(child);
     void child.process.exited.then(() => alive.delete(child));
     return child;
@@ -115,6 +129,12 @@ export function createPdfParser(options: PdfParserOptions): PdfParser {
   };
 }
 
+/**
+ * pdf.js can hold a decoded stream twice while it copies it, beside the file itself and
+ * everything else it builds, so a document's streams may decode to a quarter of the memory.
+ */
+const DECODED_SHARE_OF_MEMORY = 4;
+
 const PDF_MAGIC = "%PDF-";
 const EOF_MARKER = "%%EOF";
 /** PDF readers accept the end-of-file marker within the last 1024 bytes (trailing junk). */
@@ -140,20 +160,26 @@ class PdfChild {
   requestsServed = 0;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly lines: AsyncGenerator<string | null>;
+  /** True once the child has loaded pdf.js, passed its start-up check and limited itself. */
+  private readonly ready: Promise<boolean>;
 
-  constructor(argv: string[], replyBytesMax: number) {
-    this.process = Bun.spawn(argv, {
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "ignore",
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production" },
-    });
+  constructor(
+    argv: string[],
+    env: Record<string, string>,
+    replyBytesMax: number,
+    private readonly memoryBytes: number,
+  ) {
+    this.process = Bun.spawn(argv, { stdin: "pipe", stdout: "pipe", stderr: "ignore", env });
     // Idle children must not keep the server (or a test run) alive.
     this.process.unref();
     void this.process.exited.then(() => {
       this.dead = true;
     });
     this.lines = readLines(this.process.stdout, replyBytesMax);
+    this.ready = this.lines.next().then(
+      (first) => first.value === READY_LINE,
+      () => false,
+    );
   }
 
   async request(mode: PdfChildMode, bytes: Uint8Array, parse: PdfParseOptions): Promise<PdfChildReply> {
@@ -166,7 +192,20 @@ class PdfChild {
     }, parse.timeoutMs);
     const onAbort = () => this.kill();
     parse.signal?.addEventListener("abort", onAbort, { once: true });
+    let stopWatch = () => {};
     try {
+      if (!(await this.ready)) {
+        this.kill();
+        // Not the file's fault: this build's parser cannot start (logged as an internal error).
+        throw new Error("the PDF parser child failed to start");
+      }
+      // Measured from the idle child, by the parent, like the deadline: the rlimits the child
+      // set on itself cannot see the memory JavaScriptCore reserved at start-up (memory-watch.ts).
+      let memoryExceeded = false;
+      stopWatch = watchResidentMemory(this.process.pid, this.memoryBytes, () => {
+        memoryExceeded = true;
+        this.kill();
+      });
       const header: PdfChildRequest = { mode, bytes: bytes.byteLength };
       const sink = this.process.stdin;
       sink.write(`${JSON.stringify(header)}\n`);
@@ -178,6 +217,9 @@ class PdfChild {
       if (timedOut) {
         return { ok: false, code: "invalid_pdf", details: `the PDF could not be parsed within ${parse.timeoutMs} ms` };
       }
+      if (memoryExceeded) {
+        return { ok: false, code: "invalid_pdf", details: `the PDF needs more than the ${mib(this.memoryBytes)} MiB of memory a parse may use` };
+      }
       const line = next.done ? null : next.value;
       if (line === null) {
         this.kill();
@@ -187,6 +229,7 @@ class PdfChild {
       }
       return JSON.parse(line) as PdfChildReply;
     } finally {
+      stopWatch();
       clearTimeout(timer);
       parse.signal?.removeEventListener("abort", onAbort);
     }
@@ -197,6 +240,10 @@ class PdfChild {
     clearTimeout(this.idleTimer);
     this.process.kill("SIGKILL");
   }
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / (1024 * 1024));
 }
 
 /** Yields stdout line by line; null (then done) when the stream ends or a line passes `bytesMax`. */

@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
 import { loadPyodide, type PyodideAPI } from "pyodide";
+import { dieWithParent } from "../../sys/process-controls";
 import { applyResourceLimits, installSeccomp, pivotIntoEmptyRoot } from "./lockdown";
 import {
   encodeFrame,
@@ -10,6 +11,7 @@ import {
   type ChildMessage,
   type RunRequest,
 } from "./protocol";
+import { WASM_PAGE_BYTES, withMemoryMaximum } from "./wasm-memory";
 
 /**
  * `regkb __sandbox`: one sandbox child. It loads Pyodide, locks itself down, says "ready",
@@ -21,6 +23,8 @@ import {
  *   REGKB_SANDBOX_INDEX_DIR    materialised Pyodide directory (trailing slash)
  *   REGKB_SANDBOX_SNAPSHOT     memory snapshot to boot from (optional)
  *   REGKB_SANDBOX_CPU_SECONDS  RLIMIT_CPU budget on top of start-up, a backstop behind the parent's deadline
+ *   REGKB_SANDBOX_MEMORY_BYTES memory a run may use: Python's wasm memory maximum, and the
+ *                              process's rlimits above its locked-down size
  */
 
 /** Output the child forwards per stream; the parent keeps 64 KiB, so a little more proves truncation. */
@@ -104,19 +108,42 @@ async function readRunRequest(): Promise<RunRequest> {
   throw new Error("stdin closed before a run request arrived");
 }
 
-async function load(indexDir: string, snapshot: Uint8Array | undefined, makeSnapshot: boolean): Promise<PyodideAPI> {
-  return loadPyodide({
-    indexURL: indexDir,
-    // `import js` gets an empty object instead of the host's globals (defence in depth only:
-    // Python can still reach JavaScript's Function constructor; the OS layers are the boundary).
-    jsglobals: Object.create(null),
-    env: { HOME: "/home/pyodide", PYTHONHASHSEED: "random" },
-    stdout: () => {},
-    stderr: () => {},
-    checkAPIVersion: true,
-    _makeSnapshot: makeSnapshot,
-    _loadSnapshot: snapshot,
-  });
+/**
+ * Loads Pyodide. With `memoryBytesMax`, its wasm module declares that memory maximum:
+ * Pyodide reads and instantiates the module itself, so the bytes are rewritten on their
+ * way through WebAssembly.instantiate (only while loading).
+ */
+async function load(indexDir: string, snapshot: Uint8Array | undefined, makeSnapshot: boolean, memoryBytesMax?: number): Promise<PyodideAPI> {
+  const instantiate = WebAssembly.instantiate;
+  let limited = memoryBytesMax === undefined;
+  if (memoryBytesMax !== undefined) {
+    const maximumPages = Math.floor(memoryBytesMax / WASM_PAGE_BYTES);
+    WebAssembly.instantiate = ((source: BufferSource | WebAssembly.Module, imports?: WebAssembly.Imports) => {
+      if (source instanceof WebAssembly.Module) return instantiate(source, imports);
+      const bytes = ArrayBuffer.isView(source) ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength) : new Uint8Array(source);
+      const patched = withMemoryMaximum(bytes, maximumPages);
+      if (patched) limited = true;
+      return instantiate(patched ?? bytes, imports);
+    }) as typeof WebAssembly.instantiate;
+  }
+  try {
+    const pyodide = await loadPyodide({
+      indexURL: indexDir,
+      // `import js` gets an empty object instead of the host's globals (defence in depth only:
+      // Python can still reach JavaScript's Function constructor; the OS layers are the boundary).
+      jsglobals: Object.create(null),
+      env: { HOME: "/home/pyodide", PYTHONHASHSEED: "random" },
+      stdout: () => {},
+      stderr: () => {},
+      checkAPIVersion: true,
+      _makeSnapshot: makeSnapshot,
+      _loadSnapshot: snapshot,
+    });
+    if (!limited) throw new Error("Pyodide's wasm module defines no memory to limit");
+    return pyodide;
+  } finally {
+    WebAssembly.instantiate = instantiate;
+  }
 }
 
 async function makeSnapshot(indexDir: string): Promise<never> {
@@ -138,12 +165,16 @@ export async function sandboxMain(): Promise<never> {
   const mode = process.env.REGKB_SANDBOX_MODE;
   const indexDir = process.env.REGKB_SANDBOX_INDEX_DIR;
   const cpuSeconds = Number(process.env.REGKB_SANDBOX_CPU_SECONDS ?? "330");
+  const memoryBytes = Number(process.env.REGKB_SANDBOX_MEMORY_BYTES);
   try {
+    // Our parent is the server (snapshot and unsafe modes) or `unshare`, which itself dies with the server (probe.ts).
+    dieWithParent(undefined);
     if (!indexDir) throw new Error("REGKB_SANDBOX_INDEX_DIR is not set");
     if (mode === "snapshot") return await makeSnapshot(indexDir);
     if (mode !== "isolated" && mode !== "unsafe-no-isolation") throw new Error(`unknown sandbox mode ${mode}`);
+    if (!Number.isSafeInteger(memoryBytes) || memoryBytes <= 0) throw new Error("REGKB_SANDBOX_MEMORY_BYTES is not set");
 
-    const pyodide = await load(indexDir, await readSnapshot(process.env.REGKB_SANDBOX_SNAPSHOT), false);
+    const pyodide = await load(indexDir, await readSnapshot(process.env.REGKB_SANDBOX_SNAPSHOT), false, memoryBytes);
     pyodide.setStdout(streamForwarder("stdout"));
     pyodide.setStderr(streamForwarder("stderr"));
     pyodide.setStdin({ error: true });
@@ -151,7 +182,7 @@ export async function sandboxMain(): Promise<never> {
 
     // The child's environment is the pool's plumbing, not something user code should see.
     for (const name of Object.keys(process.env)) delete process.env[name];
-    applyResourceLimits(Number.isSafeInteger(cpuSeconds) && cpuSeconds > 0 ? cpuSeconds : 330);
+    applyResourceLimits(Number.isSafeInteger(cpuSeconds) && cpuSeconds > 0 ? cpuSeconds : 330, memoryBytes);
     if (mode === "isolated") {
       pivotIntoEmptyRoot(indexDir.replace(/\/+$/, ""));
       installSeccomp();

@@ -1,5 +1,5 @@
 import { dlopen, ptr, read, type Pointer } from "bun:ffi";
-import { readFileSync } from "node:fs";
+import { limitMemoryGrowth, RLIMIT_CORE, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, setResourceLimit } from "../../sys/process-controls";
 import { buildSeccompProgram, encodeSeccompProgram } from "./seccomp";
 
 /**
@@ -8,12 +8,6 @@ import { buildSeccompProgram, encodeSeccompProgram } from "./seccomp";
  * thread at once (TSYNC). unshare(2) and landlock are per-thread and so unusable here;
  * the namespaces come from the `unshare` command that started us.
  */
-
-const RLIMIT_CPU = 0;
-const RLIMIT_FSIZE = 1;
-const RLIMIT_CORE = 4;
-const RLIMIT_NOFILE = 7;
-const RLIMIT_AS = 9;
 
 const MS_RDONLY = 0x1;
 const MS_NOSUID = 0x2;
@@ -32,13 +26,6 @@ const SECCOMP_FILTER_FLAG_TSYNC = 1;
 const PR_SET_NO_NEW_PRIVS = 38;
 const PR_SET_DUMPABLE = 4;
 
-/**
- * Address space allowed on top of what the child has mapped at lockdown. JavaScriptCore has
- * reserved its heap, JIT and wasm regions by then (VmSize is ~15 GiB, mostly untouched), so a
- * fixed 4 GiB cap would refuse every later mmap and crash Bun (0xBBADBEEF) at its next GC or
- * thread start. Python's memory is bounded by wasm32 (4 GiB) inside the existing reservation.
- */
-const ADDRESS_SPACE_HEADROOM_BYTES = 1024 ** 3;
 /** Enough descriptors for Bun's own (epoll, eventfds, stdio); none are opened after lockdown. */
 const OPEN_FILES_MAX = 64;
 
@@ -46,7 +33,6 @@ export class LockdownError extends Error {}
 
 function libc() {
   return dlopen("libc.so.6", {
-    setrlimit: { args: ["i32", "ptr"], returns: "i32" },
     prctl: { args: ["i32", "u64", "u64", "u64", "u64"], returns: "i32" },
     mount: { args: ["ptr", "ptr", "ptr", "u64", "ptr"], returns: "i32" },
     umount2: { args: ["ptr", "i32"], returns: "i32" },
@@ -70,30 +56,29 @@ function check(lib: Libc, result: number | bigint, what: string): void {
   }
 }
 
-function mappedBytes(): number {
-  const match = /^VmSize:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
-  if (!match) throw new LockdownError("cannot read VmSize from /proc/self/status");
-  return Number(match[1]) * 1024;
-}
-
-function setLimit(lib: Libc, resource: number, value: bigint, what: string): void {
-  const limit = new BigUint64Array([value, value]);
-  check(lib, lib.setrlimit(resource, ptr(limit)), `setrlimit ${what}`);
-}
-
 /**
  * rlimits every mode gets, isolated or not. NPROC is deliberately absent: it counts the
  * user's threads, and Bun needs threads. CPU is a backstop behind the parent's deadline.
+ * Memory: `memoryBytes` on top of what the child holds at lockdown, for new mappings and for
+ * wasm memory growing inside its reservation alike (limitMemoryGrowth). The limit is relative
+ * because JavaScriptCore has reserved its heap, JIT and wasm regions by then (VmSize is
+ * several GiB, mostly untouched): a fixed cap would refuse every later mmap and crash Bun.
+ * Python's own heap is held to the same figure by its wasm memory maximum (child.ts), and
+ * the parent watches the resident total, which the rlimits alone cannot bound (pool.ts).
  */
-export function applyResourceLimits(cpuBudgetSeconds: number): void {
+export function applyResourceLimits(cpuBudgetSeconds: number, memoryBytes: number): void {
   const lib = libc().symbols;
   const usage = process.cpuUsage();
   const usedSeconds = Math.ceil((usage.user + usage.system) / 1e6);
-  setLimit(lib, RLIMIT_CORE, 0n, "CORE");
-  setLimit(lib, RLIMIT_FSIZE, 0n, "FSIZE");
-  setLimit(lib, RLIMIT_NOFILE, BigInt(OPEN_FILES_MAX), "NOFILE");
-  setLimit(lib, RLIMIT_AS, BigInt(mappedBytes() + ADDRESS_SPACE_HEADROOM_BYTES), "AS");
-  setLimit(lib, RLIMIT_CPU, BigInt(usedSeconds + cpuBudgetSeconds), "CPU");
+  try {
+    setResourceLimit(RLIMIT_CORE, 0n, "CORE");
+    setResourceLimit(RLIMIT_FSIZE, 0n, "FSIZE");
+    setResourceLimit(RLIMIT_NOFILE, BigInt(OPEN_FILES_MAX), "NOFILE");
+    limitMemoryGrowth(memoryBytes);
+    setResourceLimit(RLIMIT_CPU, BigInt(usedSeconds + cpuBudgetSeconds), "CPU");
+  } catch (error) {
+    throw new LockdownError((error as Error).message);
+  }
   check(lib, lib.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n), "prctl PR_SET_DUMPABLE");
 }
 

@@ -1,13 +1,14 @@
 import { renameSync } from "node:fs";
 import type { Logger } from "../../log";
+import { watchResidentMemory } from "../../sys/memory-watch";
 import { selfArgv } from "../../sys/self";
 import { materialisePyodide, snapshotPath } from "./assets";
 import { CappedOutput } from "./output";
-import { probeIsolation, UNSHARE_FLAGS } from "./probe";
+import { probeIsolation } from "./probe";
 import { encodeFrame, FrameReader, parseChildMessage, type ChildMessage } from "./protocol";
 
 export interface ExecutionResult {
-  /** 0, SystemExit's code, 1 for an uncaught exception, 124 when the deadline killed it. */
+  /** 0, SystemExit's code, 1 for an uncaught exception, 124 when the deadline killed it, 137 when its memory did. */
   exitCode: number;
   stdout: string;
   stderr: string;
@@ -25,10 +26,19 @@ export interface SandboxPoolOptions {
   cacheDir: string;
   /** Run children without namespaces, pivot_root or seccomp (operator opt-out, REGKB_SANDBOX_UNSAFE_NO_ISOLATION=1). */
   unsafeNoIsolation: boolean;
+  /** Memory one run may use beyond an idle child (REGKB_EXECUTION_MEMORY_MB); past it the run is stopped. */
+  memoryBytes: number;
   log: Logger;
 }
 
 export const EXIT_CODE_TIMEOUT = 124;
+/** 128 + SIGKILL, what a shell reports for a process the kernel's OOM killer ended. */
+export const EXIT_CODE_MEMORY = 137;
+/**
+ * Resident memory a run may add on top of `memoryBytes` before the parent stops it, so code
+ * that stays inside its wasm memory maximum meets Python's own MemoryError first.
+ */
+const MEMORY_WATCH_SLACK_BYTES = 64 * 1024 * 1024;
 /** RLIMIT_CPU after start-up: the longest timeout (300 s) plus slack; the parent's deadline comes first. */
 const CHILD_CPU_SECONDS = 330;
 /** Load + lockdown of a child; generous because a busy 2-core host can take several seconds. */
@@ -42,6 +52,8 @@ const SNAPSHOT_BYTES_MAX = 256 * 1024 * 1024;
 /** Diagnostics kept from a child's own stderr (Bun crash text); never shown to users. */
 const CHILD_STDERR_BYTES_MAX = 4096;
 const WARM_RETRY_MS_MAX = 30_000;
+/** After the child has exited, how long its last frames may take to arrive (its pipe closes with it). */
+const OUTPUT_DRAIN_MS_MAX = 2_000;
 
 type ChildState = "warming" | "idle" | "running" | "dead";
 
@@ -50,6 +62,8 @@ class SandboxChild {
   state: ChildState = "warming";
   readonly ready: Promise<void>;
   readonly exited: Promise<number | null>;
+  /** The process has exited and every frame it wrote has been read (or the drain bound passed). */
+  readonly finished: Promise<void>;
   private readonly process: ReturnType<typeof Bun.spawn<"pipe", "pipe", "pipe">>;
   private listener: ((message: ChildMessage) => void) | undefined;
   private protocolError: string | undefined;
@@ -73,7 +87,8 @@ class SandboxChild {
       clearTimeout(warmTimer);
       this.listener = undefined;
     });
-    void this.readFrames();
+    const framesRead = this.readFrames();
+    this.finished = this.exited.then(() => Promise.race([framesRead, Bun.sleep(OUTPUT_DRAIN_MS_MAX)]));
     void this.drainStderr();
   }
 
@@ -86,6 +101,13 @@ class SandboxChild {
     const why = this.protocolError ? `; protocol: ${this.protocolError}` : "";
     const said = this.diagnostics.trim() ? `; stderr: ${this.diagnostics.trim().slice(-500)}` : "";
     return `${how}${why}${said}`;
+  }
+
+  /** What the parent saw of the child's end, in words a user may read (no diagnostics). */
+  describeEndForUser(): string {
+    if (this.protocolError !== undefined) return "its output broke the sandbox protocol";
+    if (this.process.signalCode) return `killed by ${this.process.signalCode}`;
+    return `exit status ${this.process.exitCode}`;
   }
 
   onMessage(listener: ((message: ChildMessage) => void) | undefined): void {
@@ -154,7 +176,8 @@ export class SandboxPool {
 
   private constructor(
     private readonly options: SandboxPoolOptions,
-    private readonly unsharePath: string | undefined,
+    /** setpriv … unshare … when isolated; undefined without isolation. */
+    private readonly launcher: string[] | undefined,
     reason: string | null,
   ) {
     this.reason = reason;
@@ -176,7 +199,7 @@ export class SandboxPool {
       options.log.error("sandbox_unavailable", { reason: probe.reason });
       return new SandboxPool(options, undefined, probe.reason);
     }
-    return new SandboxPool(options, probe.unsharePath, null);
+    return new SandboxPool(options, probe.launcher, null);
   }
 
   /** BackgroundService: keep `size` locked children warm from now on. */
@@ -238,10 +261,12 @@ export class SandboxPool {
       let startedAtMs: number | undefined;
       let settled = false;
       const timers: ReturnType<typeof setTimeout>[] = [];
+      let stopMemoryWatch = () => {};
       const finish = (outcome: { exitCode: number; durationMs: number } | Error) => {
         if (settled) return;
         settled = true;
         for (const timer of timers) clearTimeout(timer);
+        stopMemoryWatch();
         signal?.removeEventListener("abort", onAbort);
         child.onMessage(undefined);
         child.kill();
@@ -259,6 +284,11 @@ export class SandboxPool {
             startedAtMs = performance.now();
             // The hard deadline: SIGKILL of the process group, whatever the code is doing.
             timers.push(setTimeout(() => finish({ exitCode: EXIT_CODE_TIMEOUT, durationMs: timeoutMs }), timeoutMs));
+            // The memory ceiling, measured from outside like the deadline (memory-watch.ts).
+            stopMemoryWatch = watchResidentMemory(child.pid, this.options.memoryBytes + MEMORY_WATCH_SLACK_BYTES, () => {
+              stderr.append(`\nMemoryError: the run used more than its ${mib(this.options.memoryBytes)} MiB of memory and was stopped\n`);
+              finish({ exitCode: EXIT_CODE_MEMORY, durationMs: elapsedMs() });
+            });
             return;
           case "stdout":
             stdout.append(message.text);
@@ -267,6 +297,7 @@ export class SandboxPool {
             stderr.append(message.text);
             return;
           case "result":
+            // Validated (0–255) by parseChildMessage; a frame forged by user code can only end its own run early.
             if (startedAtMs === undefined) finish(new SandboxInfraError("result before start"));
             else finish({ exitCode: message.exitCode, durationMs: elapsedMs() });
             return;
@@ -276,7 +307,8 @@ export class SandboxPool {
             return;
         }
       });
-      void child.exited.then(() => {
+      // Waits for the frames still in the pipe, so output written just before a crash is kept.
+      void child.finished.then(() => {
         if (settled) return;
         if (startedAtMs === undefined) {
           finish(new SandboxInfraError(`sandbox child died before the code started (${child.describeExit()})`));
@@ -285,7 +317,7 @@ export class SandboxPool {
         // Once user code runs the child is theirs: an exit without a result (os._exit via a JS
         // bridge, a crash it provoked, garbage on the pipe) is the code failing, not the platform,
         // or a run could be retried for free by ending it that way.
-        stderr.append("\n[the sandbox process ended without a result]\n");
+        stderr.append(`\n[the sandbox process ended without a result (${child.describeEndForUser()})]\n`);
         finish({ exitCode: 1, durationMs: elapsedMs() });
       });
       timers.push(
@@ -345,9 +377,10 @@ export class SandboxPool {
       const snapshot = await ensureSnapshot(indexDir, this.options.log, this.closing.signal);
       const self = [...selfArgv(), "__sandbox"];
       return {
-        command: this.unsharePath ? [this.unsharePath, ...UNSHARE_FLAGS, ...self] : self,
+        command: this.launcher ? [...this.launcher, ...self] : self,
         env: {
-          REGKB_SANDBOX_MODE: this.unsharePath ? "isolated" : "unsafe-no-isolation",
+          REGKB_SANDBOX_MODE: this.launcher ? "isolated" : "unsafe-no-isolation",
+          REGKB_SANDBOX_MEMORY_BYTES: String(this.options.memoryBytes),
           REGKB_SANDBOX_INDEX_DIR: indexDir,
           REGKB_SANDBOX_CPU_SECONDS: String(CHILD_CPU_SECONDS),
           ...(snapshot ? { REGKB_SANDBOX_SNAPSHOT: snapshot } : {}),
@@ -413,6 +446,10 @@ export class SandboxPool {
     this.options.log.warn("sandbox_idle_child_died", { pid: child.pid, exit: child.describeExit() });
     this.fill();
   }
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / (1024 * 1024));
 }
 
 /**

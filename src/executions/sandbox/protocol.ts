@@ -8,6 +8,8 @@
 /** Largest frame either side accepts; a chunk of output is at most OUTPUT_CHUNK_CHARS_MAX characters. */
 export const FRAME_BYTES_MAX = 512 * 1024;
 export const OUTPUT_CHUNK_CHARS_MAX = 16 * 1024;
+/** An exit status is one byte, as for any process on Linux. */
+export const EXIT_CODE_MAX = 255;
 
 /** Child → parent. */
 export type ChildMessage =
@@ -83,7 +85,10 @@ export function parseChildMessage(value: unknown): ChildMessage {
       // Lone surrogates (possible once user code writes its own frames) would not survive storage as UTF-8.
       return { type: value.type, text: value.text.toWellFormed() };
     case "result":
-      if (!Number.isSafeInteger(value.exitCode)) throw new ProtocolError("result exitCode is not an integer");
+      // User code can write frames of its own: only a real process exit status (one byte) is believable.
+      if (!Number.isInteger(value.exitCode) || (value.exitCode as number) < 0 || (value.exitCode as number) > EXIT_CODE_MAX) {
+        throw new ProtocolError("result exitCode is not an integer from 0 to 255");
+      }
       return { type: "result", exitCode: value.exitCode as number };
     case "fatal":
       if (typeof value.message !== "string") throw new ProtocolError("fatal message is not a string");

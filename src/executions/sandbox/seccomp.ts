@@ -46,7 +46,7 @@ export const DENIED_SYSCALLS_X86_64: Readonly<Record<string, number>> = {
   socket: 41, connect: 42, accept: 43, bind: 49, listen: 50, accept4: 288, socketpair: 53,
   // New processes and other processes.
   fork: 57, vfork: 58, execve: 59, execveat: 322,
-  kill: 62, tkill: 200, pidfd_open: 434, pidfd_send_signal: 424, pidfd_getfd: 438,
+  kill: 62, tkill: 200, rt_sigqueueinfo: 129, rt_tgsigqueueinfo: 297, pidfd_open: 434, pidfd_send_signal: 424, pidfd_getfd: 438,
   ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, process_madvise: 440, kcmp: 312,
   // Filesystem changes.
   unlink: 87, unlinkat: 263, rename: 82, renameat: 264, renameat2: 316, mkdir: 83, mkdirat: 258,
