@@ -1,13 +1,14 @@
 /**
- * Distils the static embedding table (data/embeddings/regkb-static-v1.bin) from the USE-lite
- * teacher, Model2Vec style: every vocabulary entry is embedded by the teacher, reduced by
- * PCA, weighted by SIF (a / (a + p(word))) and quantised to int8.
+ * Distils the v1 static embedding table from the USE-lite teacher, Model2Vec style: every
+ * vocabulary entry is embedded by the teacher, reduced by PCA, weighted by SIF
+ * (a / (a + p(word))) and quantised to int8. v1 is the starting point of
+ * scripts/train-embeddings.ts, which makes the shipped data/embeddings/regkb-static-v2.bin.
  *
  * Vocabulary: every word stem of the regulatory corpus, the most frequent general English
  * words (SUBTLEX-US, so everyday query words are known), and the teacher's own sentencepiece
  * pieces (so any unknown word still splits into known parts).
  *
- *   bun scripts/distil-embeddings.ts [--corpus ../shared/corpus] [--dims 256] [--out FILE]
+ *   bun scripts/distil-embeddings.ts [--corpus ../shared/corpus] [--dims 256] [--out /tmp/regkb-static-v1.bin]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -26,7 +27,7 @@ const repoRoot = resolve(import.meta.dir, "..");
 const { values: args } = parseArgs({
   options: {
     corpus: { type: "string", default: resolve(repoRoot, "..", "shared", "corpus") },
-    out: { type: "string", default: join(repoRoot, "data", "embeddings", "regkb-static-v1.bin") },
+    out: { type: "string", default: "/tmp/regkb-static-v1.bin" },
     cache: { type: "string", default: "/tmp/regkb-distil-cache" },
     dims: { type: "string", default: "256" },
     "general-words": { type: "string", default: "30000" },

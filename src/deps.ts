@@ -11,6 +11,7 @@ import { SandboxPool } from "./executions/sandbox/pool";
 import { RunEngine } from "./jobs/engine";
 import { createLogger, type Logger } from "./log";
 import { createEmbedder, type Embedder } from "./search/embedder/index";
+import { Lexicon } from "./search/lexicon";
 import { VectorSearchPool } from "./search/vector-pool";
 
 /**
@@ -36,6 +37,8 @@ export interface Deps {
   sandbox: SandboxPool;
   /** Turns text into vectors for search and indexing (REGKB_EMBEDDER). */
   embedder: Embedder;
+  /** The vocabulary bridge a search expands its query through (data/lexicon). */
+  lexicon: Lexicon;
   /** Threads for the vector half of searches (REGKB_SEARCH_WORKERS); undefined: searches run on one thread. */
   vectorSearchPool: VectorSearchPool | undefined;
 }
@@ -60,6 +63,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     storage: new StorageMonitor({ dataDir: config.dataDir, clock, log }),
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
     embedder,
+    lexicon: await Lexicon.load(),
     vectorSearchPool:
       config.searchWorkers === 0
         ? undefined

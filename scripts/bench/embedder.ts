@@ -56,13 +56,13 @@ if (args.questions) {
   if (existsSync(searchSetPath)) {
     // The search set's own judgments and grading, so figures compare with its README table.
     const searchSet = (await import(searchSetPath)) as typeof import("../../test/search-quality/evaluate.ts");
-    for (const split of ["dev", "held-out"] as const) {
+    for (const split of ["tuning", "test"] as const) {
       questionSets.push({
         name: `search set ${split}`,
-        questions: searchSet.QUESTIONS.filter((q) => q.split === split).map((q) => ({
+        questions: searchSet.questionsOf(split).map((q) => ({
           query: q.query,
           jurisdictions: q.jurisdictions,
-          gradeOf: (citationPath) => searchSet.gradeOf(citationPath, q.relevant),
+          gradeOf: (citationPath) => Math.max(0, ...searchSet.coveredPassages(citationPath).map((p) => searchSet.gradeOfPassage(p, q.relevant))),
         })),
       });
     }

@@ -1,6 +1,6 @@
 import { backgroundServices } from "../background";
 import { importSampleCorpus } from "../search/corpus/import";
-import { ensureSearchIndex } from "../search/service";
+import { ensureSearchIndex, indexNeedsReembedding, reembedAll } from "../search/service";
 import { startServer } from "../server";
 import type { Command } from "./command";
 import { ensureDemo } from "./demo";
@@ -17,6 +17,13 @@ export const serveCommands: Command[] = [
       // Fail at start, not on the first search, when the index was built by another embedder;
       // rebuild an earlier version's vector table before listening, not during a request.
       const started = performance.now();
+      // A new version of a built-in embedder (its id carries the table's hash) re-embeds the
+      // index here, from text already stored: seconds for the sample corpus. An external
+      // embedder (openai) costs money and network, so that stays an operator's decision.
+      if (config.embedder.kind !== "openai" && indexNeedsReembedding(d)) {
+        const { chunks } = await reembedAll(d);
+        d.log.info("index_reembedded", { embedder: d.embedder.id, passages: chunks, elapsedMs: Math.round(performance.now() - started) });
+      }
       const { rebuiltVectors } = ensureSearchIndex(d);
       if (rebuiltVectors !== undefined) d.log.info("vector_table_rebuilt", { vectors: rebuiltVectors, elapsedMs: Math.round(performance.now() - started) });
       if (flags.demo) {

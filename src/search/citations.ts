@@ -5,7 +5,7 @@
  * "899-aa", "899-aa(2)"; a query "Art. 33(1)" or "§ 899-aa(2)" gives the same keys, so the
  * cited passage is found by an exact lookup rather than by hoping BM25 ranks it first.
  */
-import { PATH_SEPARATOR } from "./corpus/structure";
+import { PATH_SEPARATOR, untitledPath } from "./corpus/structure";
 
 /** A citation path or query cannot expand into more keys than this (ranges are bounded too). */
 const KEYS_MAX = 64;
@@ -46,7 +46,7 @@ function expandLabels(segment: string): string[] {
 
 /** Keys of a passage's citation path; empty when the path names no numbered provision. */
 export function citationKeysOfPath(citationPath: string): string[] {
-  const [root, second, third] = citationPath.split(PATH_SEPARATOR).slice(0, 3);
+  const [root, second, third] = untitledPath(citationPath).split(PATH_SEPARATOR).slice(0, 3);
   if (root === undefined) return [];
   // "GDPR > Article 33 > 1" has its provision in the second segment.
   let base = rootKey(root);

@@ -19,7 +19,7 @@ export interface HybridWeights {
   vector: number;
 }
 
-export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { bm25: 0.8, vector: 0.2 };
+export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { bm25: 0.6, vector: 0.4 };
 
 export interface CitedHit {
   chunkId: number;

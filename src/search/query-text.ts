@@ -6,7 +6,7 @@
  */
 
 /** Words that carry no topic in a question about law; dropping them sharpens OR-BM25. */
-const STOPWORDS = new Set(
+export const STOPWORDS = new Set(
   (
     "a an and are as at be been being but by can could did do does doing for from had has have how i if in into is it its " +
     "may me must my no not of on or our shall should so such than that the their them then there these they this those to " +

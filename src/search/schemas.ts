@@ -22,7 +22,10 @@ export const SearchMatchSchema = t.Object(
     ),
     highlights: t.Optional(
       t.Object(
-        { snippet: t.String(), terms: t.Array(t.String()) },
+        {
+          snippet: t.String({ description: "A short extract around them; \"…\" marks a cut." }),
+          terms: t.Array(t.String(), { description: "Words of the passage that matched the query or one of its expansions, as written there." }),
+        },
         { description: "Why the passage matched: `terms`, the query words (or their expansions) found in it, and `snippet`, a short extract around them." },
       ),
     ),

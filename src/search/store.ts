@@ -22,6 +22,7 @@ export interface ChunkRow {
   source: string;
   citation_path: string;
   heading: string;
+  title: string;
   content: string;
   jurisdiction_slugs: string;
   content_hash: string;
@@ -34,6 +35,7 @@ export interface NewChunk {
   source: string;
   citationPath: string;
   heading: string;
+  title: string;
   content: string;
   jurisdictions: string[];
   contentHash: string;
@@ -159,8 +161,8 @@ export function insertChunk(
 ): number {
   const { lastInsertRowid } = db
     .query(
-      `INSERT INTO search_chunks (document_id, owner_org_id, position, source, citation_path, heading, content, jurisdiction_slugs, content_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO search_chunks (document_id, owner_org_id, position, source, citation_path, heading, title, content, jurisdiction_slugs, content_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       chunk.documentId,
@@ -169,6 +171,7 @@ export function insertChunk(
       chunk.source,
       chunk.citationPath,
       chunk.heading,
+      chunk.title,
       chunk.content,
       JSON.stringify(chunk.jurisdictions),
       chunk.contentHash,
@@ -639,6 +642,26 @@ export function loadChunks(db: Database, ids: readonly number[]): Map<number, Ch
   if (ids.length === 0) return new Map();
   const rows = db.query<ChunkRow, number[]>(`SELECT * FROM search_chunks WHERE id IN (${placeholders(ids.length)})`).all(...ids);
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Those of the given passages that belong to any of `scopes`. */
+export function chunksInScopes(db: Database, ids: readonly number[], scopes: readonly string[]): Set<number> {
+  if (ids.length === 0 || scopes.length === 0) return new Set();
+  const rows = db
+    .query<{ chunk_id: number }, (string | number)[]>(
+      `SELECT DISTINCT chunk_id FROM search_chunk_scopes WHERE chunk_id IN (${placeholders(ids.length)}) AND scope IN (${placeholders(scopes.length)})`,
+    )
+    .all(...ids, ...scopes);
+  return new Set(rows.map((r) => r.chunk_id));
+}
+
+/** Full-precision embeddings of the given passages. */
+export function chunkVectors(db: Database, ids: readonly number[]): Map<number, Float32Array> {
+  if (ids.length === 0) return new Map();
+  const rows = db
+    .query<{ chunk_id: number; embedding: Uint8Array }, number[]>(`SELECT chunk_id, embedding FROM search_chunk_vectors WHERE chunk_id IN (${placeholders(ids.length)})`)
+    .all(...ids);
+  return new Map(rows.map((r) => [r.chunk_id, floatsOfBlob(r.embedding)]));
 }
 
 export function jurisdictionNames(db: Database): Map<string, string> {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { citationKeysOfPath, citationsInQuery } from "../../src/search/citations";
 import { loadSampleCorpus } from "../../src/search/corpus/import";
 import { buildSampleCorpus } from "../../src/search/corpus/sample-sources";
-import { PASSAGE_WORDS_MAX, wordCount } from "../../src/search/corpus/structure";
+import { PASSAGE_WORDS_MAX, untitledPath, wordCount } from "../../src/search/corpus/structure";
 import { ftsMatchExpression } from "../../src/search/query-text";
 
 const SOURCES = join(import.meta.dir, "../../../shared/corpus");
@@ -29,15 +29,40 @@ describe("sample corpus", async () => {
   });
 
   test("passages follow legal structure and stay within the size bound", () => {
-    const paths = shipped.passages.map((p) => p.citationPath);
+    const paths = shipped.passages.map((p) => untitledPath(p.citationPath));
     expect(paths).toContain("GDPR > Article 33 > 1–2");
     expect(paths).toContain("N.Y. Gen. Bus. Law § 899-aa > 2");
     expect(paths).toContain("12 CFR 1003.4 > (d)");
     expect(paths.some((p) => p.startsWith("Cal. Civ. Code § 1798.82 > (a)"))).toBe(true);
     for (const p of shipped.passages) expect(wordCount(p.text)).toBeLessThanOrEqual(PASSAGE_WORDS_MAX);
-    const ny = shipped.passages.find((p) => p.citationPath === "N.Y. Gen. Bus. Law § 899-aa > 2")!;
+    const ny = shipped.passages.find((p) => untitledPath(p.citationPath) === "N.Y. Gen. Bus. Law § 899-aa > 2")!;
     expect(ny.source).toBe("New York data breach notification law (N.Y. Gen. Bus. Law § 899-aa)");
     expect(ny.jurisdictions).toEqual(["us-ny"]);
+  });
+});
+
+describe("titles", async () => {
+  const shipped = await loadSampleCorpus();
+  test("every GDPR article, CFR section and titled state section shows its title in the citation path", () => {
+    const path = (untitled: string) => shipped.passages.find((p) => untitledPath(p.citationPath) === untitled);
+    expect(path("GDPR > Article 17 > 2–3")).toMatchObject({
+      citationPath: "GDPR > Article 17 (Right to erasure (‘right to be forgotten’)) > 2–3",
+      title: "Right to erasure (‘right to be forgotten’)",
+    });
+    expect(path("12 CFR 1003.4 > (d)")).toMatchObject({ citationPath: "12 CFR 1003.4 (Compilation of loan data) > (d)", title: "Compilation of loan data" });
+    expect(path("12 CFR Part 1003, Supp. I > 1003.4 > 4(a)(1)")?.citationPath).toBe("12 CFR Part 1003, Supp. I > 1003.4 (Compilation of Loan Data) > 4(a)(1)");
+    expect(path("Ohio Rev. Code Ann. § 1349.19 > (B)")?.citationPath).toBe(
+      "Ohio Rev. Code Ann. § 1349.19 (Private disclosure of security breach of computerized personal information data) > (B)",
+    );
+    for (const p of shipped.passages.filter((p) => p.document === "eu-gdpr")) expect(p.title).toBeTruthy();
+  });
+
+  test("a title is never read as a subdivision: citation keys and untitled paths ignore it", () => {
+    expect(untitledPath("GDPR > Article 17 (Right to erasure (‘right to be forgotten’)) > 3")).toBe("GDPR > Article 17 > 3");
+    expect(untitledPath("GDPR > Article 4 (Definitions) > (1)–(6)")).toBe("GDPR > Article 4 > (1)–(6)");
+    expect(untitledPath("12 CFR Part 1003, Supp. I > 1003.4 (Compilation of Loan Data) > 4(a)(10) > 6–8")).toBe("12 CFR Part 1003, Supp. I > 1003.4 > 4(a)(10) > 6–8");
+    expect(citationKeysOfPath("Ind. Code § 24-4.9-2-2 (\"Breach of the security of data\") > (a)–(b)")).toEqual(["24-4.9-2-2", "24-4.9-2-2(a)", "24-4.9-2-2(b)"]);
+    expect(citationKeysOfPath("GDPR > Article 4 (Definitions) > (1)–(2)")).toEqual(["article 4", "article 4(1)", "article 4(2)"]);
   });
 });
 

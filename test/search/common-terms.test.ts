@@ -6,7 +6,7 @@ import { createEmbedder } from "../../src/search/embedder/index";
 import { DEFAULT_SEARCH_TUNING, indexDocument, searchKnowledgeBase, type SearchDeps } from "../../src/search/service";
 import { tempDir } from "../helpers/server";
 
-// Past 5,000 passages, terms in more than a tenth of them are "common". This index has
+// Past 5,000 passages, terms in more than a fiftieth of them are "common". This index has
 // 5,200: "alpha" and "beta" are each in 3,000, "gamma" in 4,000, "delta" in 200, "epsilon"
 // in 3, and no passage has all of alpha, beta and gamma.
 let dir: string;

@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parsePassagesJsonl } from "../../src/search/corpus/passages";
-import { runBinary } from "../helpers/binary";
+import { BINARY, runBinary } from "../helpers/binary";
 import { tempDir } from "../helpers/server";
 
 const dir = tempDir();
@@ -46,6 +46,30 @@ test("a folder of .md, .txt and .pdf files with a manifest, including a new juri
   const bad = runBinary(["corpus", "import", "nowhere", "--json"], { cwd: dir });
   expect(bad.exitCode).toBe(1);
   expect(bad.json.details).toContain("no such file or folder");
+}, 60_000);
+
+test("serve re-embeds an index made by an earlier built-in embedder before it listens", async () => {
+  const upgraded = tempDir();
+  expect(runBinary(["corpus", "import", "--sample", "--json"], { cwd: upgraded }).exitCode).toBe(0);
+  // As an earlier release left it: the same passages, vectors from another table.
+  const { Database } = await import("bun:sqlite");
+  const db = new Database(join(upgraded, "regkb-data", "regkb.sqlite"));
+  db.query("UPDATE search_index_meta SET value = 'regkb-static-v1-256-c5c53b64' WHERE key = 'embedder_id'").run();
+  db.close();
+  const server = Bun.spawn([BINARY, "serve", "--port", "0"], { cwd: upgraded, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", REGKB_SANDBOX_POOL_SIZE: "0" }, stdout: "pipe", stderr: "pipe" });
+  try {
+    const reader = server.stdout.getReader();
+    let out = "";
+    while (!out.includes("listening on")) out += new TextDecoder().decode((await reader.read()).value);
+    server.kill("SIGTERM");
+    await server.exited;
+    const log = await new Response(server.stderr).text();
+    expect(log).toContain('"index_reembedded"');
+    expect(log).toContain('"passages":785');
+  } finally {
+    server.kill("SIGKILL");
+    rmSync(upgraded, { recursive: true, force: true });
+  }
 }, 60_000);
 
 test("a .jsonl file in the README's format: document and heading may be left out", () => {

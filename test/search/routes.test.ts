@@ -25,7 +25,8 @@ test("POST /v1/search charges 2p and returns ranked matches", async () => {
   expect(res.body.availablePence).toBe(98);
   expect(res.body.results).toHaveLength(3);
   expect(res.body.results[0]).toMatchObject({
-    citationPath: "GDPR > Article 33 > 1–2",
+    citationPath: "GDPR > Article 33 (Notification of a personal data breach to the supervisory authority) > 1–2",
+    title: "Notification of a personal data breach to the supervisory authority",
     source: "Regulation (EU) 2016/679 (General Data Protection Regulation)",
     jurisdictionSlugs: ["eu"],
     score: 1,

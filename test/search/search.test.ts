@@ -12,6 +12,7 @@ import {
   ensureSearchIndex,
   indexDocumentChunks,
   reembedAll,
+  DEFAULT_SEARCH_TUNING,
   resolveJurisdictions,
   searchKnowledgeBase,
   type SearchDeps,
@@ -47,12 +48,14 @@ afterAll(() => {
 
 describe("citations come first", () => {
   for (const [query, first] of [
-    ["Article 33", "GDPR > Article 33 > 1–2"],
-    ["GDPR Art. 17(1)", "GDPR > Article 17 > 1"],
-    ["899-aa", "N.Y. Gen. Bus. Law § 899-aa > 1 > (a)–(c)"],
-    ["§ 899-aa(8) notice to the attorney general", "N.Y. Gen. Bus. Law § 899-aa > 7–9"],
+    ["Article 33", "GDPR > Article 33 (Notification of a personal data breach to the supervisory authority) > 1–2"],
+    ["GDPR Art. 17(1)", "GDPR > Article 17 (Right to erasure (‘right to be forgotten’)) > 1"],
+    ["899-aa", "N.Y. Gen. Bus. Law § 899-aa (Notification; person without valid authorization has acquired private information) > 1 > (a)–(c)"],
+    ["§ 899-aa(8) notice to the attorney general", "N.Y. Gen. Bus. Law § 899-aa (Notification; person without valid authorization has acquired private information) > 7–9"],
     ["1798.82", "Cal. Civ. Code § 1798.82 > (a)"],
-    ["§ 1003.4", "12 CFR 1003.4 > (a) > (1)–(10)"],
+    ["§ 1003.4", "12 CFR 1003.4 (Compilation of loan data) > (a) > (1)–(10)"],
+    // Everyday words around a citation expand, but the cited passage still comes first.
+    ["can I sue under Article 82", "GDPR > Article 82 (Right to compensation and liability) > 1–3"],
   ] as const) {
     test(query, async () => {
       const results = await search("org-a", query, all);
@@ -62,27 +65,54 @@ describe("citations come first", () => {
   }
 });
 
-test("scores are 0..1, best first, with the spec's fields", async () => {
+test("scores are 0..1, best first, with the spec's fields plus title and highlights", async () => {
   const results = await search("org-a", "how quickly must a controller notify the supervisory authority of a personal data breach", all);
   expect(results).toHaveLength(10);
-  expect(results[0]!.citationPath).toStartWith("GDPR > Article 33");
+  expect(results[0]!.citationPath).toStartWith("GDPR > Article 33 (Notification of a personal data breach to the supervisory authority)");
+  expect(results[0]!.title).toBe("Notification of a personal data breach to the supervisory authority");
   for (let i = 1; i < results.length; i++) expect(results[i]!.score).toBeLessThanOrEqual(results[i - 1]!.score);
   for (const r of results) {
     expect(r.score).toBeGreaterThan(0);
     expect(r.score).toBeLessThanOrEqual(1);
-    expect(Object.keys(r).sort()).toEqual(["citationPath", "content", "jurisdictionSlugs", "score", "source"]);
+    expect(Object.keys(r).sort()).toEqual(["citationPath", "content", "highlights", "jurisdictionSlugs", "score", "source", "title"]);
+    expect(r.content).toContain(r.highlights!.snippet.replace(/^…|…$/g, "").split(" ")[0]!);
   }
+  expect(results[0]!.highlights!.terms.map((t) => t.toLowerCase())).toEqual(expect.arrayContaining(["supervisory", "authority"]));
 });
 
 test("jurisdiction filtering happens inside the KNN: a small jurisdiction still fills topK", async () => {
-  const results = await search("org-a", "definition of personal information", ["us-gu"], 10);
+  const results = await searchKnowledgeBase(deps, { orgId: "org-a", query: "definition of personal information", jurisdictions: ["us-gu"], topK: 10 }, { ...DEFAULT_SEARCH_TUNING, fold: false });
   expect(results).toHaveLength(10);
   for (const r of results) expect(r.jurisdictionSlugs).toEqual(["us-gu"]);
 });
 
-test("a named state among all jurisdictions ranks that state's statute first", async () => {
-  const results = await search("org-a", "Vermont preliminary notice to the Attorney General", all);
-  expect(results[0]!.jurisdictionSlugs).toEqual(["us-vt"]);
+describe("a jurisdiction named only in the question", () => {
+  test("ranks its passages first when the request has no filter: names, residents, 'under X law', postal codes", async () => {
+    for (const [query, slug] of [
+      ["Vermont preliminary notice to the Attorney General", "us-vt"],
+      ["Ohioans: how long does a business have to tell them about a breach", "us-oh"],
+      ["under Oregon law what must a breach notice contain", "us-or"],
+      ["a Georgia resident's data was stolen: must the consumer reporting agencies be told", "us-ga"],
+      ["our TX customers' data leaked, what is the deadline", "us-tx"],
+      ["in Europe how fast must a data breach be reported", "eu"],
+    ] as const) {
+      const results = await search("org-a", query, resolveJurisdictions(deps, "org-a"));
+      expect(results[0]!.jurisdictionSlugs).toEqual([slug]);
+    }
+  });
+
+  test("never widens the request's filter", async () => {
+    const results = await search("org-a", "Ohioans: how long does a business have to tell them about a breach", ["us-ny", "eu"]);
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) expect(["us-ny", "eu"]).toContain(r.jurisdictionSlugs![0]!);
+  });
+
+  test("never reaches a jurisdiction the organisation has not enabled", async () => {
+    addOrg("org-ny-eu", ["eu", "us-ny"]);
+    const results = await search("org-ny-eu", "Ohioans: how long does a business have to tell them about a breach", resolveJurisdictions(deps, "org-ny-eu"), 50);
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) expect(["us-ny", "eu"]).toContain(r.jurisdictionSlugs![0]!);
+  });
 });
 
 describe("organisation documents", () => {
@@ -155,6 +185,6 @@ test("an index built with another embedder must be re-embedded, and re-embed fix
   const { chunks } = await reembedAll(restarted);
   expect(chunks).toBeGreaterThan(700);
   expect(() => ensureSearchIndex(restarted)).not.toThrow();
-  expect((await searchKnowledgeBase(restarted, { orgId: "org-a", query: "Article 33", jurisdictions: all, topK: 1 }))[0]!.citationPath).toBe("GDPR > Article 33 > 1–2");
+  expect((await searchKnowledgeBase(restarted, { orgId: "org-a", query: "Article 33", jurisdictions: all, topK: 1 }))[0]!.citationPath).toStartWith("GDPR > Article 33 (Notification of a personal data breach to the supervisory authority) > 1–2");
   db.close();
 });

@@ -589,7 +589,9 @@ export interface components {
             title?: string;
             /** @description Why the passage matched: `terms`, the query words (or their expansions) found in it, and `snippet`, a short extract around them. */
             highlights?: {
+                /** @description A short extract around them; "…" marks a cut. */
                 snippet: string;
+                /** @description Words of the passage that matched the query or one of its expansions, as written there. */
                 terms: string[];
             };
         };

@@ -6,6 +6,7 @@ import m003 from "./003_search.sql" with { type: "text" };
 import m004 from "./004_jobs.sql" with { type: "text" };
 import m005 from "./005_documents.sql" with { type: "text" };
 import m007 from "./007_dashboard.sql" with { type: "text" };
+import m008 from "./008_search_titles.sql" with { type: "text" };
 import m010 from "./010_run_fairness.sql" with { type: "text" };
 
 export interface Migration {
@@ -21,5 +22,6 @@ export const migrations: Migration[] = [
   { version: 4, name: "004_jobs", sql: m004 },
   { version: 5, name: "005_documents", sql: m005 },
   { version: 7, name: "007_dashboard", sql: m007 },
+  { version: 8, name: "008_search_titles", sql: m008 },
   { version: 10, name: "010_run_fairness", sql: m010 },
 ];

@@ -37,7 +37,7 @@ function sectionBlocks(number: string, body: string[]): StructureBlock[] {
   const [title = "", ...rest] = body;
   const heading = `§ ${number} ${title.replace(/\.$/, "")} (Regulation C)`;
   const root = `12 CFR ${number}`;
-  return outlineBlocks(root, heading, rest);
+  return outlineBlocks(root, heading, rest, { segment: 0, text: title.replace(/\.$/, "") });
 }
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
@@ -59,7 +59,7 @@ function definitionBlocks(number: string, raw: string[]): StructureBlock[] {
   }
   return groups.map((lines) => {
     const term = /^(.{1,80}?)(?:—| means| includes| has the)/.exec(lines[0]!)?.[1] ?? lines[0]!.slice(0, 40);
-    return { path: [root, term.trim()], heading, lines: markedLines(lines) };
+    return { path: [root, term.trim()], heading, title: { segment: 0, text: titleLine.trim().replace(/\.$/, "") }, lines: markedLines(lines) };
   });
 }
 
@@ -76,9 +76,12 @@ function appendixBlocks(name: string, body: string[]): StructureBlock[] {
   const flush = () => {
     if (lines.length === 0) return;
     const label = [part, group].filter((s) => s !== "").join(".");
+    // The most specific named level carries the title: "A. Application or Loan Information".
+    const named = (groupTitle || partTitle).replace(/^[A-Z]+\. /, "");
     blocks.push({
       path: label === "" ? [root] : [root, label],
       heading: [title, partTitle, groupTitle].filter((s) => s !== "").join(" — "),
+      title: label === "" ? { segment: 0, text: title } : { segment: 1, text: named },
       lines,
     });
     lines = [];
@@ -118,6 +121,7 @@ function commentaryBlocks(body: string[]): StructureBlock[] {
     blocks.push({
       path: topic === undefined ? [root, section] : [root, section, topic],
       heading: `Official Staff Commentary — ${sectionTitle}${topic ? ` — ${topic}` : ""}`,
+      title: { segment: 1, text: sectionTitle.replace(/^§ \S+ /, "") },
       lines,
     });
     lines = [];

@@ -91,10 +91,11 @@ function articleBlocks(article: XmlElement, chapters: string[]): StructureBlock[
   const subject = textOf(firstChild(article, "STI.ART") ?? { name: "", attrs: {}, children: [] });
   const chapter = chapters[0] ?? "";
   const heading = `${number}${subject ? ` — ${subject}` : ""}${chapter ? ` (${chapter})` : ""}`;
+  const title = { segment: 1, text: subject };
   const paragraphs = childElements(article, "PARAG");
   if (paragraphs.length === 0) {
     const body = childElements(article).filter((c) => c.name !== "TI.ART" && c.name !== "STI.ART");
-    return [{ path: [GDPR_CITATION_ROOT, number], heading, lines: body.flatMap((e) => linesOf(e)) }];
+    return [{ path: [GDPR_CITATION_ROOT, number], heading, title, lines: body.flatMap((e) => linesOf(e)) }];
   }
   return paragraphs.map((parag) => {
     const label = textOf(firstChild(parag, "NO.PARAG")!).replace(/\.$/, "");
@@ -102,6 +103,6 @@ function articleBlocks(article: XmlElement, chapters: string[]): StructureBlock[
     const lines = body.flatMap((e) => linesOf(e));
     // The paragraph number leads its first line, as in the printed text.
     if (lines[0]) lines[0] = { ...lines[0], text: `${label}. ${lines[0].text}` };
-    return { path: [GDPR_CITATION_ROOT, number, label], heading, lines };
+    return { path: [GDPR_CITATION_ROOT, number, label], heading, title, lines };
   });
 }

@@ -77,7 +77,7 @@ export async function importPassages(
       documentId: corpusDocumentId(document),
       ownerOrgId: null,
       jurisdictions,
-      passages: passages.map((p, position) => ({ source: p.source, citationPath: p.citationPath, heading: p.heading, text: p.text, position })),
+      passages: passages.map((p, position) => ({ source: p.source, citationPath: p.citationPath, heading: p.heading, title: p.title, text: p.text, position })),
     });
     summary.chunksAdded += result.added;
     summary.chunksUnchanged += result.unchanged;
@@ -223,7 +223,7 @@ export async function loadCorpusPath(path: string, pdf: () => PdfParser): Promis
     else if (ext === ".pdf") blocks = pdfBlocks(doc.file, await pdf().extractPageTexts(await Bun.file(file).bytes(), { timeoutMs: PDF_TIMEOUT_MS }));
     else throw new Error(`${doc.file}: only .md, .txt and .pdf files can be imported`);
     for (const chunk of chunkBlocks(blocks)) {
-      passages.push({ document: relative(full, file), source: doc.title, citationPath: chunk.citationPath, heading: chunk.heading, text: chunk.text, jurisdictions: doc.jurisdictions });
+      passages.push({ document: relative(full, file), source: doc.title, citationPath: chunk.citationPath, heading: chunk.heading, title: chunk.title || undefined, text: chunk.text, jurisdictions: doc.jurisdictions });
     }
   }
   return { jurisdictions: manifest.jurisdictions, passages };

@@ -111,7 +111,7 @@ const LEAD_IN_WORDS_MAX = 60;
  * Blocks of one section: one per outermost subdivision, cited `root > label`. A short
  * lead-in joins the first subdivision so it is never a passage on its own.
  */
-export function outlineBlocks(root: string, heading: string, lines: string[]): StructureBlock[] {
+export function outlineBlocks(root: string, heading: string, lines: string[], title?: StructureBlock["title"]): StructureBlock[] {
   const items = splitOutline(lines);
   const [first, second] = items;
   if (first !== undefined && first.label === undefined && second !== undefined && wordCount(first.lines.join(" ")) <= LEAD_IN_WORDS_MAX) {
@@ -120,6 +120,7 @@ export function outlineBlocks(root: string, heading: string, lines: string[]): S
   return items.map((item) => ({
     path: item.label === undefined ? [root] : [root, item.label.replace(/\.$/, "")],
     heading,
+    title,
     lines: markedLines(item.lines),
   }));
 }

@@ -11,6 +11,8 @@ export interface CorpusPassage {
   citationPath: string;
   /** Title of the enclosing article or section; indexed as its own field. */
   heading: string;
+  /** The provision's own title (SearchMatch.title), when it has one; optional in imports. */
+  title?: string;
   text: string;
   jurisdictions: string[];
 }
@@ -39,6 +41,9 @@ export function passageProblem(value: unknown): string | undefined {
     if ((p[field] as string).length > PASSAGE_FIELD_CHARS_MAX) return `${field} is longer than ${PASSAGE_FIELD_CHARS_MAX} characters`;
   }
   if (p.document === "" || (p.document === undefined && p.source === "")) return "document (or, without one, source) must not be empty";
+  if (p.title !== undefined && (typeof p.title !== "string" || p.title.length > PASSAGE_FIELD_CHARS_MAX)) {
+    return `title must be a string of at most ${PASSAGE_FIELD_CHARS_MAX} characters`;
+  }
   if (typeof p.text !== "string" || p.text.trim() === "") return "text must be a non-empty string";
   if (p.text.length > PASSAGE_TEXT_CHARS_MAX) return `text is longer than ${PASSAGE_TEXT_CHARS_MAX} characters`;
   if (!Array.isArray(p.jurisdictions) || p.jurisdictions.length === 0 || p.jurisdictions.length > PASSAGE_JURISDICTIONS_MAX) {
@@ -66,6 +71,7 @@ export function parsePassagesJsonl(text: string, origin: string): CorpusPassage[
       source: p.source,
       citationPath: p.citationPath,
       heading: p.heading ?? "",
+      ...(p.title ? { title: p.title } : {}),
       text: p.text,
       jurisdictions: [...new Set(p.jurisdictions)],
     });

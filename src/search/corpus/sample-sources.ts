@@ -8,7 +8,12 @@ import { CFR_SOURCE, parseCfrText } from "./cfr";
 import { GDPR_SOURCE, parseGdprFormex } from "./gdpr";
 import type { CorpusJurisdiction, CorpusPassage } from "./passages";
 import { STATE_STATUTES, parseStateStatute } from "./statutes";
-import { chunkBlocks } from "./structure";
+import { chunkBlocks, type ChunkedPassage } from "./structure";
+
+/** A chunk as a corpus passage field set: an untitled provision carries no `title`. */
+function fields({ title, ...chunk }: ChunkedPassage): Omit<ChunkedPassage, "title"> & { title?: string } {
+  return title === "" ? chunk : { ...chunk, title };
+}
 
 export interface SampleCorpus {
   jurisdictions: CorpusJurisdiction[];
@@ -25,7 +30,7 @@ export async function buildSampleCorpus(sourceDir: string): Promise<SampleCorpus
     name: "European Union",
     description: "EU law: Regulation (EU) 2016/679, the General Data Protection Regulation (consolidated English text).",
   });
-  passages.push(...gdpr.map((c) => ({ document: "eu-gdpr", source: GDPR_SOURCE, ...c, jurisdictions: ["eu"] })));
+  passages.push(...gdpr.map((c) => ({ document: "eu-gdpr", source: GDPR_SOURCE, ...fields(c), jurisdictions: ["eu"] })));
 
   const cfr = chunkBlocks(parseCfrText(await Bun.file(join(sourceDir, "us-cfr-hmda/hmda_reg_c_12cfr1003.txt")).text()));
   jurisdictions.push({
@@ -33,7 +38,7 @@ export async function buildSampleCorpus(sourceDir: string): Promise<SampleCorpus
     name: "United States (federal)",
     description: "US federal regulation: 12 CFR Part 1003, Home Mortgage Disclosure (Regulation C), with its appendices and staff commentary.",
   });
-  passages.push(...cfr.map((c) => ({ document: "us-cfr-1003", source: CFR_SOURCE, ...c, jurisdictions: ["us"] })));
+  passages.push(...cfr.map((c) => ({ document: "us-cfr-1003", source: CFR_SOURCE, ...fields(c), jurisdictions: ["us"] })));
 
   for (const state of STATE_STATUTES) {
     const blocks = parseStateStatute(state, await Bun.file(join(sourceDir, "us-state-breach", `${state.file}.txt`)).text());
@@ -47,7 +52,7 @@ export async function buildSampleCorpus(sourceDir: string): Promise<SampleCorpus
       description: `${state.name} data breach notification statute: ${cited}.`,
     });
     passages.push(
-      ...chunkBlocks(blocks).map((c) => ({ document: `${slug}-breach`, source, ...c, jurisdictions: [slug] })),
+      ...chunkBlocks(blocks).map((c) => ({ document: `${slug}-breach`, source, ...fields(c), jurisdictions: [slug] })),
     );
   }
   return { jurisdictions, passages };

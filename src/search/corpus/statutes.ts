@@ -175,6 +175,6 @@ export function parseStateStatute(state: StateStatute, text: string): StructureB
   return sections.flatMap((section) => {
     const citation = citeSection(state, section.number);
     const heading = `${citation}${section.title ? ` — ${section.title}` : ""}`;
-    return outlineBlocks(citation, heading, section.lines);
+    return outlineBlocks(citation, heading, section.lines, { segment: 0, text: section.title });
   });
 }

@@ -18,12 +18,20 @@ export interface StructureBlock {
   path: string[];
   /** Title of the enclosing article/section, indexed as its own field. */
   heading: string;
+  /**
+   * The provision's own title ("Right to erasure ('right to be forgotten')") and the path
+   * segment it names (1 for "GDPR > Article 17"), shown in the citation path after it.
+   */
+  title?: { segment: number; text: string };
   lines: StructureLine[];
 }
 
 export interface ChunkedPassage {
+  /** With the provision's title: "GDPR > Article 17 (Right to erasure ('right to be forgotten')) > 3". */
   citationPath: string;
   heading: string;
+  /** The provision's title; "" when it has none. */
+  title: string;
   text: string;
 }
 
@@ -48,6 +56,7 @@ export function wordCount(text: string): number {
 
 interface Piece {
   parent: string[];
+  title: StructureBlock["title"];
   /** Last path segment (subdivision label), or undefined when the piece is the whole parent. */
   label: string | undefined;
   heading: string;
@@ -96,7 +105,7 @@ function cutBlock(block: StructureBlock): Piece[] {
   const lines = block.lines.flatMap(splitLongLine);
   const total = lines.reduce((n, l) => n + wordCount(l.text), 0);
   if (total <= PASSAGE_WORDS_MAX) {
-    return [{ parent: parentPath, label: ownLabel, heading: block.heading, lines, words: total }];
+    return [{ parent: parentPath, title: block.title, label: ownLabel, heading: block.heading, lines, words: total }];
   }
   // Too long: windows of whole lines; each window is cited as the block plus its point range.
   const pieces: Piece[] = [];
@@ -112,7 +121,7 @@ function cutBlock(block: StructureBlock): Piece[] {
     const window = lines.slice(start, end);
     const range = markerLabel(window, inForce);
     const label = range === undefined ? ownLabel : ownLabel === undefined ? range : `${ownLabel}${PATH_SEPARATOR}${range}`;
-    pieces.push({ parent: parentPath, label, heading: block.heading, lines: window, words });
+    pieces.push({ parent: parentPath, title: block.title, label, heading: block.heading, lines: window, words });
     if (end >= lines.length) break;
     // Overlap: step back over trailing lines worth up to WINDOW_OVERLAP_WORDS.
     let back = end;
@@ -164,8 +173,45 @@ export function chunkBlocks(blocks: StructureBlock[]): ChunkedPassage[] {
     merged.push({ ...piece, lines: [...piece.lines] });
   }
   return merged.map((p) => ({
-    citationPath: [...p.parent, ...(p.label === undefined ? [] : [p.label])].join(PATH_SEPARATOR),
+    citationPath: titledPath([...p.parent, ...(p.label === undefined ? [] : [p.label])], p.title),
     heading: p.heading,
+    title: p.title?.text ?? "",
     text: p.lines.map((l) => l.text).join("\n"),
   }));
+}
+
+/** Path segments joined, the titled segment followed by its title in parentheses. */
+export function titledPath(segments: readonly string[], title: StructureBlock["title"]): string {
+  return segments
+    .map((s, i) => (title !== undefined && title.text !== "" && i === title.segment ? `${s} (${title.text})` : s))
+    .join(PATH_SEPARATOR);
+}
+
+/** A subdivision label in parentheses: "(a)", "(16)", "(11b)", "(iv)", "(A)", "(3m)". */
+const LABEL_IN_PARENTHESES = /^\((?:\d{1,4}[a-z]{0,2}|[a-z]{1,2}|[ivxlc]{1,6}|[A-Z]{1,2}|[IVXLC]{1,6})\)$/;
+
+/**
+ * A citation path without the titles it shows: "GDPR > Article 17 (Right to erasure
+ * ('right to be forgotten')) > 3" → "GDPR > Article 17 > 3". A title is a parenthesised
+ * group after a space that is not a subdivision label.
+ */
+export function untitledPath(citationPath: string): string {
+  let out = "";
+  let depth = 0;
+  let group = "";
+  for (const ch of citationPath) {
+    if (depth === 0 && ch !== "(") {
+      out += ch;
+      continue;
+    }
+    group += ch;
+    if (ch === "(") depth++;
+    else if (ch === ")") depth--;
+    if (depth === 0) {
+      if (out.endsWith(" ") && !LABEL_IN_PARENTHESES.test(group)) out = out.slice(0, -1);
+      else out += group;
+      group = "";
+    }
+  }
+  return out + group;
 }

@@ -1,5 +1,5 @@
 /**
- * Binary format of the distilled static embedding table (little-endian):
+ * Binary format of the static embedding table (little-endian):
  *   8 bytes  magic "RKBSTAT1"
  *   u32      header JSON byte length, then the header JSON (StaticTableHeader)
  *   u32      vocabulary byte length, then UTF-8 entries joined by "\n": words, then pieces

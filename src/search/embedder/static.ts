@@ -1,4 +1,4 @@
-import tablePath from "../../../data/embeddings/regkb-static-v1.bin" with { type: "file" };
+import tablePath from "../../../data/embeddings/regkb-static-v2.bin" with { type: "file" };
 import { decodeStaticTable, type StaticTable } from "./static-table.ts";
 import { stem, wordsOf } from "./tokens.ts";
 import type { Embedder } from "./types.ts";
@@ -20,9 +20,10 @@ const WORD_MEMO_ENTRIES_MAX = 100_000;
 const PCA_SHORTLIST_DIMENSIONS = 128;
 
 /**
- * The fast default: a sentence is the weighted mean of distilled per-word vectors (Model2Vec
- * style). Known words are looked up by stem; unknown words are split into the teacher's
- * sentencepiece pieces, so any input gets a vector in microseconds.
+ * The fast default: a sentence is the weighted mean of per-word vectors (Model2Vec style,
+ * then trained for this domain: data/embeddings/README.md). Known words are looked up by
+ * stem; unknown words are split into the teacher's sentencepiece pieces, so any input gets a
+ * vector in microseconds.
  */
 export class StaticEmbedder implements Embedder {
   readonly id: string;
@@ -78,7 +79,8 @@ export class StaticEmbedder implements Embedder {
     return vector.some((x) => x !== 0) ? vector : this.emptyVector.slice();
   }
 
-  private rowsOfWord(word: string): readonly number[] {
+  /** The table rows one word adds to a sentence: its own row, or its pieces (each weighing 1 / count). */
+  rowsOfWord(word: string): readonly number[] {
     let rows = this.wordMemo.get(word);
     if (rows !== undefined) return rows;
     const row = this.wordRows.get(stem(word));

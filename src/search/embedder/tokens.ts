@@ -1,6 +1,7 @@
 /**
  * Word splitting and a light inflectional stemmer shared by the static embedder and the
- * script that distils its table, so a word is keyed the same way at build and query time.
+ * scripts that distil and train its table, so a word is keyed the same way at build and
+ * query time.
  */
 
 /** Longest word kept: longer runs are hashes, ids or garbage and carry no meaning. */

@@ -1,5 +1,5 @@
 /**
- * Turns text into fixed-size vectors. Implementations: the distilled static table
+ * Turns text into fixed-size vectors. Implementations: the trained static table
  * (default, microseconds per query), the USE-lite teacher, and an OpenAI-compatible
  * HTTP endpoint inside the operator's network.
  */

@@ -1,0 +1,253 @@
+/**
+ * Features of one candidate passage for the learned ranker (model.ts). Lexical features are
+ * BM25F over the passage's three fields, computed here from its text with the index's own
+ * term statistics, so the user's words and each source of expansions weigh separately.
+ */
+import { EXPANSION_SOURCES, type Expansion, type ExpansionSource } from "../lexicon";
+import { termsOf } from "../text/tokens";
+import type { AnalysedQuery } from "./analyse";
+import { definitionsIn } from "./definitions";
+
+export const FEATURES = [
+  "bm25",
+  ...EXPANSION_SOURCES.map((s) => `bm25:${s}` as const),
+  "coverage",
+  "titleCoverage",
+  "titleExpansions",
+  "proximity",
+  "cosine",
+  "cosineGap",
+  "titleCosine",
+  "cosineWhenUnmatched",
+  "expansionsWhenUnmatched",
+  "mentionIn",
+  "mentionOut",
+  "definesQueryTerm",
+  "definitionAsked",
+  "exceptionLanguage",
+  "exceptionAsked",
+  "logLength",
+] as const;
+export type Feature = (typeof FEATURES)[number];
+export type FeatureVector = Float64Array;
+
+/** A passage's fields as BM25F sees them. */
+export interface CandidateText {
+  /** Identifies the text: see search_chunks.content_hash. */
+  contentHash: string;
+  /** Where it applies, its source and citation path (with title). */
+  citation: string;
+  heading: string;
+  title: string;
+  body: string;
+  jurisdictions: readonly string[];
+}
+
+export interface TermStatistics {
+  passages: number;
+  /** Passages holding the FTS term. */
+  documentFrequency(term: string): number;
+  /** Mean tokens per field over the index. */
+  averageTokens: { citation: number; heading: number; body: number };
+}
+
+/** BM25F field weights (heading carries the title) and saturation. */
+const FIELD_WEIGHTS = { citation: 2, heading: 3, body: 1 } as const;
+const K1 = 1.2;
+const B = 0.75;
+
+/** Where each of the query's terms occurs in one field. */
+interface Field {
+  length: number;
+  positions: Map<string, number[]>;
+}
+
+/** What a passage's text gives the features, computed once per text. */
+interface Fields {
+  citation: string[];
+  heading: string[];
+  body: string[];
+  title: Set<string>;
+  /** Terms the passage defines (lower case). */
+  defines: { term: string; stems: string[] }[];
+  exceptionLanguage: boolean;
+}
+
+/** Positions of the terms a query needs in one field: one pass, nothing kept for other terms. */
+function fieldOf(tokens: readonly string[], needed: ReadonlySet<string>): Field {
+  const positions = new Map<string, number[]>();
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (!needed.has(t)) continue;
+    const list = positions.get(t);
+    if (list === undefined) positions.set(t, [i]);
+    else list.push(i);
+  }
+  return { length: tokens.length, positions };
+}
+
+/** Every FTS term a query's features look up: its own and its expansions'. */
+const neededTerms = new WeakMap<AnalysedQuery, Set<string>>();
+function termsNeeded(query: AnalysedQuery): Set<string> {
+  let needed = neededTerms.get(query);
+  if (needed === undefined) {
+    needed = new Set([...query.stems, ...query.expansions.flatMap((e) => e.terms)]);
+    neededTerms.set(query, needed);
+  }
+  return needed;
+}
+
+/** Tokenised fields by passage content hash (the same text in any database tokenises alike). */
+const FIELD_CACHE_ENTRIES_MAX = 20_000;
+const fieldCache = new Map<string, Fields>();
+
+/** Tokenises a passage's fields ahead of need (while the vector half runs elsewhere); cached. */
+export function prepareCandidate(text: CandidateText): void {
+  fieldsOf(text);
+}
+
+function fieldsOf(text: CandidateText): Fields {
+  let f = fieldCache.get(text.contentHash);
+  if (f === undefined) {
+    f = {
+      citation: termsOf(text.citation),
+      heading: termsOf(text.heading),
+      body: termsOf(text.body),
+      title: new Set(termsOf(text.title || text.heading)),
+      defines: definitionsIn(text.body).map((d) => ({ term: d.term, stems: termsOf(d.term) })),
+      exceptionLanguage: EXCEPTION_LANGUAGE.test(text.body),
+    };
+    if (fieldCache.size >= FIELD_CACHE_ENTRIES_MAX) fieldCache.clear();
+    fieldCache.set(text.contentHash, f);
+  }
+  return f;
+}
+
+/** Occurrences of a term sequence (one stem, or an expansion phrase) in a field. */
+function occurrences(field: Field, terms: readonly string[]): number {
+  const starts = field.positions.get(terms[0]!);
+  if (starts === undefined) return 0;
+  if (terms.length === 1) return starts.length;
+  let n = 0;
+  for (const start of starts) {
+    if (terms.every((t, j) => j === 0 || field.positions.get(t)?.includes(start + j))) n++;
+  }
+  return n;
+}
+
+function idf(stats: TermStatistics, terms: readonly string[], surfaces: ReadonlyMap<string, string>): number {
+  // A phrase is at most as common as its rarest word.
+  const df = Math.min(...terms.map((t) => stats.documentFrequency(surfaces.get(t) ?? t)));
+  return Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
+}
+
+type IndexedFields = Record<"citation" | "heading" | "body", Field>;
+
+function bm25f(fields: IndexedFields, terms: readonly string[], stats: TermStatistics, surfaces: ReadonlyMap<string, string>): number {
+  let tf = 0;
+  for (const field of ["citation", "heading", "body"] as const) {
+    const count = occurrences(fields[field], terms);
+    if (count === 0) continue;
+    const norm = 1 - B + (B * fields[field].length) / Math.max(1, stats.averageTokens[field]);
+    tf += (FIELD_WEIGHTS[field] * count) / norm;
+  }
+  return tf === 0 ? 0 : (idf(stats, terms, surfaces) * tf) / (K1 + tf);
+}
+
+/** Shortest token span holding two different query terms, as 1 / (1 + span); 0 if none. */
+function proximity(body: readonly string[], stems: ReadonlySet<string>): number {
+  let best = Infinity;
+  let lastTerm: string | undefined;
+  let lastAt = -1;
+  body.forEach((t, i) => {
+    if (!stems.has(t)) return;
+    if (lastTerm !== undefined && lastTerm !== t) best = Math.min(best, i - lastAt);
+    lastTerm = t;
+    lastAt = i;
+  });
+  return best === Infinity ? 0 : 1 / best;
+}
+
+const EXCEPTION_LANGUAGE =
+  /\b(?:does not apply|shall not apply|do not apply|not apply to|is exempt|are exempt|exempt(?:ed|ion)? from|exception|except(?: as| that| where| for)?|unless|shall not be required|is not required|are not required|need not|deemed (?:to be )?in compliance|does not include|shall not include|derogat\w+|safe harbou?r|not subject to)\b/i;
+
+export interface CandidateSignals {
+  /** Cosine between the query's and the passage's embeddings. */
+  cosine: number;
+  /** Cosine between the query's embedding and its heading's (the provision's title and place). */
+  titleCosine: number;
+  /** The best cosine among this query's candidates. */
+  bestCosine: number;
+  /** Jurisdictions the query names (among those it may read). */
+  mentioned: readonly string[];
+}
+
+export function candidateFeatures(text: CandidateText, query: AnalysedQuery, stats: TermStatistics, signals: CandidateSignals): FeatureVector {
+  const f = new Float64Array(FEATURES.length);
+  const cached = fieldsOf(text);
+  const needed = termsNeeded(query);
+  const fields: IndexedFields & { title: Set<string> } = {
+    citation: fieldOf(cached.citation, needed),
+    heading: fieldOf(cached.heading, needed),
+    body: fieldOf(cached.body, needed),
+    title: cached.title,
+  };
+  const set = (name: Feature, value: number) => {
+    f[FEATURES.indexOf(name)] = value;
+  };
+  const own = query.stems;
+  let ownScore = 0;
+  let covered = 0;
+  let titled = 0;
+  let idfTotal = 0;
+  const present = (s: string) => fields.citation.positions.has(s) || fields.heading.positions.has(s) || fields.body.positions.has(s);
+  for (const s of own) {
+    const w = idf(stats, [s], query.surfaces);
+    idfTotal += w;
+    ownScore += bm25f(fields, [s], stats, query.surfaces);
+    if (present(s)) covered += w;
+    if (fields.title.has(s)) titled += w;
+  }
+  set("bm25", ownScore);
+  const bySource = new Map<ExpansionSource, number>();
+  let titleExpansions = 0;
+  for (const e of query.expansions) {
+    const score = e.weight * bm25f(fields, e.terms, stats, query.surfaces);
+    bySource.set(e.source, (bySource.get(e.source) ?? 0) + score);
+    if (e.terms.every((t) => fields.title.has(t))) titleExpansions += e.weight;
+  }
+  for (const s of EXPANSION_SOURCES) set(`bm25:${s}`, bySource.get(s) ?? 0);
+  set("coverage", idfTotal === 0 ? 0 : covered / idfTotal);
+  set("titleCoverage", idfTotal === 0 ? 0 : titled / idfTotal);
+  set("titleExpansions", Math.min(1, titleExpansions));
+  set("proximity", proximity(cached.body, new Set([...own, ...query.expansions.filter((e) => e.terms.length === 1).map((e) => e.terms[0]!)])));
+  set("cosine", signals.cosine);
+  set("cosineGap", signals.cosine - signals.bestCosine);
+  set("titleCosine", signals.titleCosine);
+  // Where the passage has few of the query's own words, meaning must carry the match.
+  const unmatched = idfTotal === 0 ? 1 : 1 - covered / idfTotal;
+  set("cosineWhenUnmatched", signals.cosine * unmatched);
+  set("expansionsWhenUnmatched", (bySource.get("glossary") ?? 0) * unmatched);
+  const mentioned = new Set(signals.mentioned);
+  const inMentioned = text.jurisdictions.some((j) => mentioned.has(j));
+  set("mentionIn", mentioned.size > 0 && inMentioned ? 1 : 0);
+  set("mentionOut", mentioned.size > 0 && !inMentioned ? 1 : 0);
+  const defines = definesQueryTerm(cached.defines, query);
+  set("definesQueryTerm", defines ? 1 : 0);
+  set("definitionAsked", defines && query.asksDefinition ? 1 : 0);
+  const exceptional = cached.exceptionLanguage;
+  set("exceptionLanguage", exceptional ? 1 : 0);
+  set("exceptionAsked", exceptional && query.asksException ? 1 : 0);
+  set("logLength", Math.log(1 + fields.body.length));
+  return f;
+}
+
+/** The passage defines a term the query (or one of its expansions) names. */
+function definesQueryTerm(defines: Fields["defines"], query: AnalysedQuery): boolean {
+  if (defines.length === 0) return false;
+  const queryText = ` ${query.words.join(" ")} `;
+  const expansionTexts = new Set(query.expansions.map((e: Expansion) => e.terms.join(" ")));
+  return defines.some(
+    (d) => queryText.includes(` ${d.term} `) || expansionTexts.has(d.stems.join(" ")) || (d.stems.length === 1 && query.stems.includes(d.stems[0]!)),
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * Term statistics of the BM25 index, cached per database until passages are added: the
+ * passage count, each term's passage count and mean field lengths (for the ranker's BM25F),
+ * and which terms are common (for the FTS queries, see ftsMatchExpression).
+ */
+import type { Database } from "bun:sqlite";
+import { termsOf } from "../text/tokens";
+import { countChunks, newestChunkId, termDocCount } from "../store";
+
+/** Below this many passages every term is cheap enough to count and to score. */
+const COMMON_TERM_INDEX_PASSAGES_MIN = 5_000;
+/**
+ * A term in more than this share of passages is "common": FTS5 scores every passage a term
+ * matches, and a common term ranks little, so stage one leaves it out (the ranker still
+ * weighs it on the candidates). Measured at 100k passages over the judged questions: BM25
+ * p50 / p95 22.5 / 60 ms at 10%, 6.9 / 23 ms at 5%, 3.2 / 7.8 ms at 2%.
+ */
+const COMMON_TERM_PASSAGE_SHARE = 0.02;
+/** Passages tokenised to estimate mean field lengths: enough for a stable mean, cheap to read. */
+const LENGTH_SAMPLE_PASSAGES = 2_000;
+/** Terms whose counts are remembered per database state. */
+const TERM_COUNTS_CACHED_MAX = 50_000;
+
+export interface TermStatistics {
+  passages: number;
+  /**
+   * Passages holding a word (as the user or the corpus writes it: FTS5 stems it), counted no
+   * further than the common-term threshold: beyond it a term's IDF is near zero anyway, and
+   * counting stops where it would cost most.
+   */
+  documentFrequency(word: string): number;
+  isCommon(word: string): boolean;
+  /** Mean tokens per field over the index. */
+  averageTokens: { citation: number; heading: number; body: number };
+}
+
+interface Cached {
+  newestChunkId: number;
+  stats: TermStatistics;
+}
+const cache = new WeakMap<Database, Cached>();
+
+export function termStatistics(db: Database): TermStatistics {
+  const newest = newestChunkId(db);
+  const hit = cache.get(db);
+  if (hit !== undefined && hit.newestChunkId === newest) return hit.stats;
+  const passages = countChunks(db);
+  const commonFrom = passages < COMMON_TERM_INDEX_PASSAGES_MIN ? Infinity : Math.ceil(passages * COMMON_TERM_PASSAGE_SHARE);
+  const sample = db
+    .query<{ citation_path: string; source: string; heading: string; content: string }, [number]>(
+      "SELECT citation_path, source, heading, content FROM search_chunks ORDER BY id DESC LIMIT ?",
+    )
+    .all(LENGTH_SAMPLE_PASSAGES);
+  const mean = (f: (r: (typeof sample)[number]) => string) => sample.reduce((sum, r) => sum + termsOf(f(r)).length, 0) / Math.max(1, sample.length);
+  const counts = new Map<string, number>();
+  const documentFrequency = (word: string) => {
+    let n = counts.get(word);
+    if (n === undefined) {
+      n = termDocCount(db, word, Math.min(commonFrom, passages + 1));
+      if (counts.size >= TERM_COUNTS_CACHED_MAX) counts.clear();
+      counts.set(word, n);
+    }
+    return n;
+  };
+  const stats: TermStatistics = {
+    passages,
+    // The citation field also holds the jurisdiction's name (a word or two).
+    averageTokens: { citation: mean((r) => `${r.source} ${r.citation_path}`) + 2, heading: mean((r) => r.heading), body: mean((r) => r.content) },
+    documentFrequency,
+    isCommon: (word) => documentFrequency(word) >= commonFrom,
+  };
+  cache.set(db, { newestChunkId: newest, stats });
+  return stats;
+}
