@@ -75,10 +75,6 @@ export function provisionCitation(citationPath: string, baseKey: string): string
   return segments[0]!;
 }
 
-interface CandidateRow extends ChunkRow {
-  title?: unknown;
-}
-
 /**
  * Every passage of the provision `citation` names, in document order, among those the
  * organisation may read in `jurisdictions` (its enabled ones): the shared corpus's and its
@@ -99,13 +95,13 @@ export function findProvision(db: Database, orgId: string, jurisdictions: readon
   }
   const baseKey = cited.keys[0]!;
   const key = cited.keys.at(-1)!;
-  const byDocument = new Map<string, CandidateRow[]>();
+  const byDocument = new Map<string, ChunkRow[]>();
   for (const row of passagesWithKey(db, key, scopesOfSearch(orgId, jurisdictions))) {
     const passages = byDocument.get(row.document_id);
     if (passages) passages.push(row);
     else byDocument.set(row.document_id, [row]);
   }
-  const citationOf = (passages: CandidateRow[]) => `${provisionCitation(passages[0]!.citation_path, baseKey)}${key.slice(baseKey.length)}`;
+  const citationOf = (passages: ChunkRow[]) => `${provisionCitation(passages[0]!.citation_path, baseKey)}${key.slice(baseKey.length)}`;
   const keyWords = new Set(words(key));
   const instrumentWords = (text: string) => words(text).filter((w) => !keyWords.has(w) && !FILLER_WORDS.has(w));
   const hint = instrumentWords(citation);
@@ -136,12 +132,12 @@ export function findProvision(db: Database, orgId: string, jurisdictions: readon
       source: row.source,
       citationPath: row.citation_path,
       jurisdictionSlugs: JSON.parse(row.jurisdiction_slugs) as string[],
-      ...(typeof row.title === "string" && row.title !== "" ? { title: row.title } : {}),
+      ...(row.title !== "" ? { title: row.title } : {}),
     })),
   };
 }
 
-function haystackOf(row: CandidateRow, names: ReadonlyMap<string, string>): string[] {
+function haystackOf(row: ChunkRow, names: ReadonlyMap<string, string>): string[] {
   const slugs = JSON.parse(row.jurisdiction_slugs) as string[];
   return words([row.source, row.citation_path, row.heading, ...slugs, ...slugs.map((s) => names.get(s) ?? "")].join(" "));
 }
@@ -151,9 +147,9 @@ function sameWord(cited: string, indexed: string): boolean {
   return cited === indexed || indexed.startsWith(cited) || (indexed.length >= 3 && cited.startsWith(indexed));
 }
 
-function passagesWithKey(db: Database, key: string, scopes: readonly string[]): CandidateRow[] {
+function passagesWithKey(db: Database, key: string, scopes: readonly string[]): ChunkRow[] {
   return db
-    .query<CandidateRow, (string | number)[]>(
+    .query<ChunkRow, (string | number)[]>(
       `SELECT c.* FROM search_citation_keys k JOIN search_chunks c ON c.id = k.chunk_id
        WHERE k.citation_key = ?
          AND EXISTS (SELECT 1 FROM search_chunk_scopes s WHERE s.chunk_id = c.id AND +s.scope IN (${scopes.map(() => "?").join(", ")}))
