@@ -28,7 +28,7 @@ test("plain-language questions share at most one content word with each passage 
   }
 });
 
-// Floors just under the measured test-half figures (README): a change that loses quality fails here.
+// Floors just under the measured test-half figures (docs/benchmarks.md): a change that loses quality fails here.
 test("on the test half, hybrid stays 0.05 above each half alone, and above its floors", async () => {
   const test = questionsOf("test");
   const bm25 = await evaluate(index, "bm25", test);

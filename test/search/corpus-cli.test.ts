@@ -72,9 +72,9 @@ test("serve re-embeds an index made by an earlier built-in embedder before it li
   }
 }, 60_000);
 
-test("a .jsonl file in the README's format: document and heading may be left out", () => {
-  const readme = readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8");
-  const example = /```jsonl\n([\s\S]*?)```/.exec(readme)![1]!.trim();
+test("a .jsonl file in the format of docs/operations.md: document and heading may be left out", () => {
+  const manual = readFileSync(join(import.meta.dir, "..", "..", "docs", "operations.md"), "utf8");
+  const example = /```jsonl\n([\s\S]*?)```/.exec(manual)![1]!.trim();
   const second = JSON.stringify({ ...JSON.parse(example), citationPath: "Breach procedure > 2 > (b)", heading: "Regulators", text: "The privacy office keeps a record of every breach." });
   const parsed = parsePassagesJsonl(`${example}\n${second}\n`, "example.jsonl");
   expect(parsed.map((p) => [p.document, p.heading])).toEqual([
