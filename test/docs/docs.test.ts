@@ -52,7 +52,7 @@ function context(name: string): Env {
   };
 }
 
-const accepts = (name: string, value: string) => () => loadConfig({ ...context(name), [name]: value });
+const loadingWith = (name: string, value: string) => () => loadConfig({ ...context(name), [name]: value });
 
 describe("docs/operations.md: configuration", () => {
   test("every REGKB_ variable named in src/ is in a table, and every variable in the tables is in src/", () => {
@@ -80,10 +80,10 @@ describe("docs/operations.md: configuration", () => {
       const range = /^([\d,]+)–([\d,]+)$/.exec(cells[1] ?? "");
       if (range === null) continue;
       const [min, max] = [Number(range[1]!.replaceAll(",", "")), Number(range[2]!.replaceAll(",", ""))];
-      expect(accepts(name, String(min)), `${name}=${min}`).not.toThrow();
-      expect(accepts(name, String(max)), `${name}=${max}`).not.toThrow();
-      expect(accepts(name, String(min - 1)), `${name}=${min - 1}`).toThrow(ConfigError);
-      expect(accepts(name, String(max + 1)), `${name}=${max + 1}`).toThrow(ConfigError);
+      expect(loadingWith(name, String(min)), `${name}=${min}`).not.toThrow();
+      expect(loadingWith(name, String(max)), `${name}=${max}`).not.toThrow();
+      expect(loadingWith(name, String(min - 1)), `${name}=${min - 1}`).toThrow(ConfigError);
+      expect(loadingWith(name, String(max + 1)), `${name}=${max + 1}`).toThrow(ConfigError);
       checked++;
     }
     expect(checked).toBeGreaterThan(15);
@@ -93,8 +93,8 @@ describe("docs/operations.md: configuration", () => {
     let checked = 0;
     for (const { name, cells } of SETTINGS) {
       if (!/^`[^`]+`(, `[^`]+`)+$/.test(cells[1] ?? "")) continue;
-      for (const [, value] of cells[1]!.matchAll(/`([^`]+)`/g)) expect(accepts(name, value!), `${name}=${value}`).not.toThrow();
-      expect(accepts(name, "something-else"), name).toThrow(ConfigError);
+      for (const [, value] of cells[1]!.matchAll(/`([^`]+)`/g)) expect(loadingWith(name, value!), `${name}=${value}`).not.toThrow();
+      expect(loadingWith(name, "something-else"), name).toThrow(ConfigError);
       checked++;
     }
     expect(checked).toBe(3);
