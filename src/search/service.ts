@@ -19,38 +19,35 @@ import { termStatistics } from "./rank/statistics";
 import {
   chunkBatch,
   chunksOfDocument,
-  clearCentroids,
-  clusteredVectorCount,
-  clusterSharedVectors,
-  sharedVectorCount,
-  countChunks,
-  createVectorTable,
-  deleteChunk,
   citationLookup,
-  chunksInScopes,
-  orgScope,
-  chunkVectors,
-  dropVectorTable,
-  ftsSearch,
-  insertChunk,
+  countChunks,
+  deleteChunkRow,
+  insertChunkRow,
+  insertCitationKeys,
   jurisdictionNames,
+  jurisdictionsOfRow,
   loadChunks,
-  readIndexMeta,
-  rebuildVectorTable,
-  replaceVectorsOfChunk,
-  rewriteOrganisationFtsRows,
-  shortlistDimensionsOf,
-  resolveSearchScope,
-  scopesOfSearch,
-  vectorTableExists,
-  writeIndexMeta,
-  type FtsHit,
-  type FtsText,
-  type SearchScope,
-  type FtsWeights,
-  type NewChunk,
+  organisationChunkBatch,
   type ChunkRow,
-} from "./store";
+  type NewChunk,
+} from "./chunk-store";
+import { deleteFtsRow, ftsSearch, insertFtsRow, type FtsHit, type FtsText, type FtsWeights } from "./fts-store";
+import { clearCentroids, clusteredVectorCount, sharedVectorCount } from "./ivf-store";
+import { clearIndexMeta, readIndexMeta, readMetaValue, writeIndexMeta, writeMetaValue } from "./meta-store";
+import { chunksInScopes, orgScope, resolveSearchScope, scopesOfSearch, type SearchScope } from "./scopes";
+import { REBUILD_BATCH_ROWS } from "./sql";
+import { clusterSharedVectors, rebuildVectorTable } from "./vector-layout";
+import {
+  chunkVectors,
+  createVectorTable,
+  deleteAllVectorRows,
+  deleteVectorsOfChunk,
+  dropVectorTable,
+  insertVectors,
+  replaceVectorsOfChunk,
+  shortlistDimensionsOf,
+  vectorTableExists,
+} from "./vector-store";
 import { vectorCandidates, type VectorTask } from "./vector-leg";
 import type { VectorSearchPool } from "./vector-pool";
 
@@ -214,12 +211,17 @@ export function ensureSearchIndex(deps: SearchDeps): { rebuiltVectors?: number }
  * organisations' passages out.
  */
 function markOrganisationPassages(db: Database): void {
-  const done = db.query<{ value: string }, []>("SELECT value FROM search_index_meta WHERE key = 'fts_organisation_token'").get();
-  if (done !== null) return;
+  if (readMetaValue(db, "fts_organisation_token") !== undefined) return;
   db.transaction(() => {
     const names = jurisdictionNames(db);
-    rewriteOrganisationFtsRows(db, (c) => ftsText({ ...c, citationPath: c.citation_path, jurisdictions: JSON.parse(c.jurisdiction_slugs) as string[] }, names));
-    db.query("INSERT INTO search_index_meta (key, value) VALUES ('fts_organisation_token', '1')").run();
+    for (let chunks = organisationChunkBatch(db, 0, REBUILD_BATCH_ROWS); chunks.length > 0; chunks = organisationChunkBatch(db, chunks.at(-1)!.id, REBUILD_BATCH_ROWS)) {
+      for (const c of chunks) {
+        const jurisdictions = jurisdictionsOfRow(c);
+        deleteFtsRow(db, c.id);
+        insertFtsRow(db, c.id, c.owner_org_id, jurisdictions, ftsText({ ...c, citationPath: c.citation_path, jurisdictions }, names));
+      }
+    }
+    writeMetaValue(db, "fts_organisation_token", "1");
   }).immediate();
 }
 
@@ -267,11 +269,10 @@ export async function reembedAll(deps: SearchDeps, onProgress?: (p: ReembedProgr
   deps.db.transaction(() => {
     dropVectorTable(deps.db);
     createVectorTable(deps.db, deps.embedder.shortlistDimensions);
-    deps.db.exec("DELETE FROM search_chunk_scopes");
-    deps.db.exec("DELETE FROM search_chunk_vectors");
+    deleteAllVectorRows(deps.db);
     clearCentroids(deps.db);
     // Written last, after every vector, so an interrupted run is detected and repeated.
-    deps.db.exec("DELETE FROM search_index_meta");
+    clearIndexMeta(deps.db);
   }).immediate();
   prepared.delete(deps.db);
   let afterId = 0;
@@ -282,7 +283,7 @@ export async function reembedAll(deps: SearchDeps, onProgress?: (p: ReembedProgr
     const vectors = await deps.embedder.embed(
       batch.map((c) => embeddingText(c.heading, c.content, JSON.parse(c.jurisdiction_slugs) as string[], names)),
     );
-    deps.db.transaction(() => batch.forEach((c, i) => replaceVectorsOfChunk(deps.db, c, vectors[i]!))).immediate();
+    deps.db.transaction(() => batch.forEach((c, i) => replaceVectorsOfChunk(deps.db, c.id, c.owner_org_id, jurisdictionsOfRow(c), vectors[i]!))).immediate();
     afterId = batch[batch.length - 1]!.id;
     done += batch.length;
     onProgress?.({ doneChunks: done, totalChunks: total });
@@ -330,6 +331,21 @@ function embeddingText(heading: string, content: string, jurisdictions: readonly
 function ftsText(chunk: Pick<NewChunk, "jurisdictions" | "source" | "citationPath" | "heading" | "content">, names: Map<string, string>): FtsText {
   const where = chunk.jurisdictions.map((s) => `${names.get(s) ?? ""} ${s}`).join(" ");
   return { citation: `${where} ${chunk.source} ${chunk.citationPath}`, heading: chunk.heading, body: chunk.content };
+}
+
+/** A passage in every part of the index: its row, BM25 row, citation keys and vectors. */
+function insertChunk(db: Database, chunk: NewChunk, fts: FtsText, citationKeys: readonly string[], vector: Float32Array): number {
+  const id = insertChunkRow(db, chunk);
+  insertFtsRow(db, id, chunk.ownerOrgId, chunk.jurisdictions, fts);
+  insertCitationKeys(db, id, citationKeys);
+  insertVectors(db, id, chunk.ownerOrgId, chunk.jurisdictions, vector);
+  return id;
+}
+
+function deleteChunk(db: Database, chunkId: number): void {
+  deleteVectorsOfChunk(db, chunkId);
+  deleteFtsRow(db, chunkId);
+  deleteChunkRow(db, chunkId);
 }
 
 function contentHash(chunk: Omit<NewChunk, "contentHash">): string {

@@ -4,7 +4,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { mergeHits } from "./hybrid";
-import { exactVectorSearch, scopeRowCount, scopesOfSearch, vectorSearch, type SearchScope, type VectorHit } from "./store";
+import { scopeRowCount, scopesOfSearch, type SearchScope } from "./scopes";
+import { exactVectorSearch, vectorSearch, type VectorHit } from "./vector-knn";
 
 export interface VectorTask {
   queryVector: Float32Array;

@@ -4,7 +4,10 @@ import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { indexDocument, type SearchDeps } from "../../src/search/service";
-import { clusterSharedVectors, exactVectorSearch, loadCentroids, VECTOR_TABLE, vectorSearch } from "../../src/search/store";
+import { loadCentroids } from "../../src/search/ivf-store";
+import { exactVectorSearch, vectorSearch } from "../../src/search/vector-knn";
+import { clusterSharedVectors } from "../../src/search/vector-layout";
+import { VECTOR_TABLE } from "../../src/search/vector-store";
 import { tempDir } from "../helpers/server";
 
 // The sample corpus is far below the clustering threshold, so it is clustered explicitly

@@ -6,7 +6,8 @@ import { openDatabase } from "../../src/db/open";
 import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
 import { DEFAULT_SEARCH_TUNING, indexDocument, indexDocumentChunks, searchKnowledgeBase, type SearchDeps } from "../../src/search/service";
-import { ftsSearch, resolveSearchScope, scopeToken } from "../../src/search/store";
+import { ftsSearch } from "../../src/search/fts-store";
+import { resolveSearchScope, scopeToken } from "../../src/search/scopes";
 import { tempDir } from "../helpers/server";
 
 // A search of the whole shared corpus leaves other organisations' passages out by the

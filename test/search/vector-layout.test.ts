@@ -5,7 +5,7 @@ import { importSampleCorpus } from "../../src/search/corpus/import";
 import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
 import { DEFAULT_SEARCH_TUNING, ensureSearchIndex, indexDocumentChunks, searchKnowledgeBase, type SearchDeps, type SearchRequest } from "../../src/search/service";
-import { shortlistDimensionsOf, VECTOR_TABLE } from "../../src/search/store";
+import { shortlistDimensionsOf, VECTOR_TABLE } from "../../src/search/vector-store";
 import { tempDir } from "../helpers/server";
 
 // An index made by a version whose int8 copies kept every dimension is rebuilt, from the

@@ -5,7 +5,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { termsOf } from "../text/tokens";
-import { countChunks, newestChunkId, termDocCount } from "../store";
+import { countChunks, newestChunkId } from "../chunk-store";
+import { termDocCount } from "../fts-store";
 
 /** Below this many passages every term is cheap enough to count and to score. */
 const COMMON_TERM_INDEX_PASSAGES_MIN = 5_000;
