@@ -32,11 +32,10 @@ import { createEmbedder } from "../../src/search/embedder/index";
 import { l2Normalise } from "../../src/search/embedder/vector";
 import { clusterVectorsIfGrown, ensureSearchIndex, indexDocument, searchKnowledgeBase, DEFAULT_SEARCH_TUNING, IVF_VECTORS_MIN } from "../../src/search/service";
 import { seededRandom as random } from "../../src/search/ivf";
-import { loadCentroids, sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
+import { sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
+import { SearchIndex } from "../../src/search/search-index";
 import { exactVectorSearch, vectorSearch } from "../../src/search/vector-knn";
 import { SHARED_OWNER, VECTOR_TABLE } from "../../src/search/vector-store";
-import type { Embedder } from "../../src/search/embedder/types";
-import type { Database } from "bun:sqlite";
 import { startServer } from "../../src/server";
 import questionsFile from "../../test/search-quality/questions.json";
 
@@ -73,7 +72,8 @@ function tempDir(name: string): string {
 /** Exact answers are computed once per query and reused for every probe count (they cost seconds each at 1M). */
 const exactAnswers = new Map<string, Set<number>>();
 
-async function vectorFigures(db: Database, embedder: Embedder, slugs: string[], probes: number): Promise<string> {
+async function vectorFigures(index: SearchIndex, slugs: string[], probes: number): Promise<string> {
+  const { db, embedder } = index;
   const shortlist = SHORTLIST;
   const latencies: number[] = [];
   let recallSum = 0;
@@ -83,7 +83,7 @@ async function vectorFigures(db: Database, embedder: Embedder, slugs: string[], 
   for (let i = 0; i < QUERY_COUNT; i++) {
     const t0 = performance.now();
     const q = (await embedder.embed([QUERIES[i % QUERIES.length]!]))[0]!;
-    const hits = vectorSearch(db, q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
+    const hits = vectorSearch(db, index.centroids.current(), q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
     latencies.push(performance.now() - t0);
     if (i < recallQueries) {
       const cacheKey = `${corpusKey}|${i}`;
@@ -102,9 +102,10 @@ async function benchSampleImport(): Promise<void> {
   const dir = tempDir("sample");
   const db = await openDatabase(dir);
   const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
-  const s = await importSampleCorpus({ db, embedder });
+  const searchIndex = new SearchIndex(db, embedder);
+  const s = await importSampleCorpus({ searchIndex });
   console.log(`sample import: ${s.chunksAdded} passages in ${(s.elapsedMs / 1000).toFixed(2)} s = ${Math.round(s.chunksAdded / (s.elapsedMs / 1000))} passages/s (embedder ${embedder.id})`);
-  const again = await importSampleCorpus({ db, embedder });
+  const again = await importSampleCorpus({ searchIndex });
   console.log(`sample re-import (unchanged): ${(again.elapsedMs / 1000).toFixed(2)} s`);
   db.close();
   rmSync(dir, { recursive: true, force: true });
@@ -197,13 +198,13 @@ async function benchCorpora(): Promise<void> {
       `corpus ${target}: searchKnowledgeBase p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms (${QUERY_COUNT} queries, embedding included); ` +
         `HTTP ${CLIENTS} clients ${rps.toFixed(0)} req/s`,
     );
-    const clusters = loadCentroids(deps.db)?.count;
+    const clusters = deps.searchIndex.centroids.current()?.count;
     const sharedSlugs = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
     if (clusters === undefined) {
-      console.log(`corpus ${target}: vector search (flat scan) ${await vectorFigures(deps.db, deps.embedder, sharedSlugs, 0)}`);
+      console.log(`corpus ${target}: vector search (flat scan) ${await vectorFigures(deps.searchIndex, sharedSlugs, 0)}`);
     } else {
       for (const probes of PROBES) {
-        console.log(`corpus ${target}: vector search, ${probes}/${clusters} clusters ${await vectorFigures(deps.db, deps.embedder, sharedSlugs, probes)}`);
+        console.log(`corpus ${target}: vector search, ${probes}/${clusters} clusters ${await vectorFigures(deps.searchIndex, sharedSlugs, probes)}`);
       }
     }
   }
@@ -218,7 +219,7 @@ async function benchVectors(): Promise<void> {
   const dir = tempDir("vectors");
   const db = await openDatabase(dir);
   const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
-  const deps = { db, embedder };
+  const deps = { searchIndex: new SearchIndex(db, embedder) };
   ensureSearchIndex(deps);
   // Only the vector tables are exercised: no passage rows, so skip the foreign keys to them.
   db.exec("PRAGMA foreign_keys = OFF");
@@ -254,13 +255,13 @@ async function benchVectors(): Promise<void> {
   process.stdout.write("\n");
   console.log(`vectors ${VECTORS}: built in ${((performance.now() - started) / 1000).toFixed(0)} s (${dims}-d, ${slugs.length} jurisdictions)`);
 
-  console.log(`vectors ${VECTORS}: flat scan (int8 shortlist ${SHORTLIST}, float re-score) ${await vectorFigures(db, embedder, slugs, 0)}`);
+  console.log(`vectors ${VECTORS}: flat scan (int8 shortlist ${SHORTLIST}, float re-score) ${await vectorFigures(deps.searchIndex, slugs, 0)}`);
   if (VECTORS >= IVF_VECTORS_MIN) {
     const trainStarted = performance.now();
     const trained = clusterVectorsIfGrown(deps)!;
     console.log(`vectors ${VECTORS}: clustered into ${trained.clusters} clusters in ${((performance.now() - trainStarted) / 1000).toFixed(1)} s`);
     for (const probes of PROBES) {
-      console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters ${await vectorFigures(db, embedder, slugs, probes)}`);
+      console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters ${await vectorFigures(deps.searchIndex, slugs, probes)}`);
     }
   }
   db.close();

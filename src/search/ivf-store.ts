@@ -11,23 +11,32 @@ import { floatsOfBlob } from "./sql";
 /** Cluster partition of vectors scanned whole. */
 export const UNCLUSTERED = 0;
 
-/** Centroids per database, keyed by the training's id so a retrain by another process is seen. */
-const centroidCache = new WeakMap<Database, { ivfId: string | undefined; centroids: Centroids | undefined }>();
+/**
+ * The centroids of one connection's index, kept until the training's id changes, so a
+ * retrain (by this process or another) is seen at the next read.
+ */
+export class CentroidCache {
+  #loaded: { ivfId: string | undefined; centroids: Centroids | undefined } | undefined;
 
-export function loadCentroids(db: Database): Centroids | undefined {
-  const ivfId = readMetaValue(db, "ivf_id");
-  const cached = centroidCache.get(db);
-  if (cached !== undefined && cached.ivfId === ivfId) return cached.centroids;
-  const rows = db.query<{ centroid: Uint8Array }, []>("SELECT centroid FROM search_ivf_centroids ORDER BY cluster").all();
-  let centroids: Centroids | undefined;
-  if (ivfId !== undefined && rows.length > 0) {
-    const first = floatsOfBlob(rows[0]!.centroid);
-    const values = new Float32Array(rows.length * first.length);
-    rows.forEach((r, i) => values.set(floatsOfBlob(r.centroid), i * first.length));
-    centroids = makeCentroids(values, first.length);
+  constructor(private readonly db: Database) {}
+
+  /** The centroids in use, or undefined while the shared corpus is not clustered. */
+  current(): Centroids | undefined {
+    const ivfId = readMetaValue(this.db, "ivf_id");
+    if (this.#loaded !== undefined && this.#loaded.ivfId === ivfId) return this.#loaded.centroids;
+    const centroids = ivfId === undefined ? undefined : loadCentroids(this.db);
+    this.#loaded = { ivfId, centroids };
+    return centroids;
   }
-  centroidCache.set(db, { ivfId, centroids });
-  return centroids;
+}
+
+function loadCentroids(db: Database): Centroids | undefined {
+  const rows = db.query<{ centroid: Uint8Array }, []>("SELECT centroid FROM search_ivf_centroids ORDER BY cluster").all();
+  if (rows.length === 0) return undefined;
+  const first = floatsOfBlob(rows[0]!.centroid);
+  const values = new Float32Array(rows.length * first.length);
+  rows.forEach((r, i) => values.set(floatsOfBlob(r.centroid), i * first.length));
+  return makeCentroids(values, first.length);
 }
 
 /** Replaces the centroids by a new training over `vectors` shared vectors; cluster c is stored as c + 1. */

@@ -6,7 +6,8 @@
 import type { Database } from "bun:sqlite";
 import { chargeRefundable, getBalance, refundCharge } from "../billing/ledger";
 import { searchPence } from "../billing/pricing";
-import { resolveJurisdictions, searchKnowledgeBase, SEARCH_TOP_K_DEFAULT, type SearchDeps, type SearchMatch } from "./service";
+import type { SearchDeps } from "./search-index";
+import { resolveJurisdictions, searchKnowledgeBase, SEARCH_TOP_K_DEFAULT, type SearchMatch } from "./service";
 
 export interface PerformSearchDeps extends SearchDeps {
   db: Database;

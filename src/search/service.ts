@@ -5,17 +5,16 @@
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../http/errors";
 import { citationKeysOfPath, citationsInQuery } from "./citations";
-import type { Embedder } from "./embedder/types";
 import { DEFAULT_HYBRID_WEIGHTS, fuse, mergeHits, type CitedHit, type HybridWeights } from "./hybrid";
 import { mentionedJurisdictions } from "./mentions";
 import { ftsMatchExpression, queryTerms } from "./query-text";
-import { EXPANSION_SOURCES, type ExpansionSource, type Lexicon } from "./lexicon";
+import type { Centroids } from "./ivf";
+import { EXPANSION_SOURCES, type ExpansionSource } from "./lexicon";
 import { analyseQuery, type AnalysedQuery } from "./rank/analyse";
-import { candidateFeatures, prepareCandidate, type CandidateText, type FeatureVector } from "./rank/features";
+import { candidateFeatures, type CandidateText, type FeatureVector } from "./rank/features";
 import { FOLD_PASSAGES_MAX, foldRanking } from "./rank/fold";
 import { highlightsOf, type Highlights } from "./rank/highlights";
 import { DEFAULT_RANKER, scoreCandidate, type RankerModel } from "./rank/model";
-import { termStatistics } from "./rank/statistics";
 import {
   chunkBatch,
   chunksOfDocument,
@@ -48,18 +47,8 @@ import {
   shortlistDimensionsOf,
   vectorTableExists,
 } from "./vector-store";
+import { type SearchDeps, type SearchIndex } from "./search-index";
 import { vectorCandidates, type VectorTask } from "./vector-leg";
-import type { VectorSearchPool } from "./vector-pool";
-
-/** What the search capability needs from Deps. */
-export interface SearchDeps {
-  db: Database;
-  embedder: Embedder;
-  /** Runs the vector half of searches on worker threads; without it, on the caller's thread. */
-  vectorSearchPool?: VectorSearchPool;
-  /** The vocabulary bridge for query expansion; without it a search uses the query's own words only. */
-  lexicon?: Lexicon;
-}
 
 export interface SearchMatch {
   content: string;
@@ -145,7 +134,7 @@ export interface SearchRequest {
 // ---------- jurisdictions ----------
 
 /** Default: every jurisdiction enabled for the organisation; otherwise each must be enabled. */
-export function resolveJurisdictions(deps: Pick<SearchDeps, "db">, orgId: string, requested?: string[]): string[] {
+export function resolveJurisdictions(deps: { db: Database }, orgId: string, requested?: string[]): string[] {
   const enabled = deps.db
     .query<{ slug: string }, [string]>("SELECT slug FROM organisation_jurisdictions WHERE org_id = ? ORDER BY slug")
     .all(orgId)
@@ -162,8 +151,6 @@ export function resolveJurisdictions(deps: Pick<SearchDeps, "db">, orgId: string
 
 // ---------- index lifecycle ----------
 
-const prepared = new WeakMap<Database, string>();
-
 /**
  * Makes sure the vector table matches the embedder. An empty index adopts the embedder;
  * an index built with another model or dimension must be re-embedded (`regkb corpus
@@ -174,34 +161,34 @@ const prepared = new WeakMap<Database, string>();
  */
 /** The index holds passages embedded by another model than the configured one (see ensureSearchIndex). */
 export function indexNeedsReembedding(deps: SearchDeps): boolean {
-  const meta = readIndexMeta(deps.db);
-  return meta !== undefined && (meta.embedderId !== deps.embedder.id || meta.dimensions !== deps.embedder.dimensions) && countChunks(deps.db) > 0;
+  const meta = readIndexMeta(deps.searchIndex.db);
+  return meta !== undefined && (meta.embedderId !== deps.searchIndex.embedder.id || meta.dimensions !== deps.searchIndex.embedder.dimensions) && countChunks(deps.searchIndex.db) > 0;
 }
 
 export function ensureSearchIndex(deps: SearchDeps): { rebuiltVectors?: number } {
-  const signature = `${deps.embedder.id}/${deps.embedder.dimensions}/${deps.embedder.shortlistDimensions}`;
-  if (prepared.get(deps.db) === signature) return {};
-  const meta = readIndexMeta(deps.db);
-  const matches = meta?.embedderId === deps.embedder.id && meta.dimensions === deps.embedder.dimensions;
-  if (!matches || !vectorTableExists(deps.db)) {
-    if (meta !== undefined && !matches && countChunks(deps.db) > 0) {
+  const signature = `${deps.searchIndex.embedder.id}/${deps.searchIndex.embedder.dimensions}/${deps.searchIndex.embedder.shortlistDimensions}`;
+  if (deps.searchIndex.preparedFor === signature) return {};
+  const meta = readIndexMeta(deps.searchIndex.db);
+  const matches = meta?.embedderId === deps.searchIndex.embedder.id && meta.dimensions === deps.searchIndex.embedder.dimensions;
+  if (!matches || !vectorTableExists(deps.searchIndex.db)) {
+    if (meta !== undefined && !matches && countChunks(deps.searchIndex.db) > 0) {
       throw new Error(
-        `the search index was built with embedder ${meta.embedderId} (${meta.dimensions}-d) but ${deps.embedder.id} (${deps.embedder.dimensions}-d) is configured; run \`regkb corpus re-embed\``,
+        `the search index was built with embedder ${meta.embedderId} (${meta.dimensions}-d) but ${deps.searchIndex.embedder.id} (${deps.searchIndex.embedder.dimensions}-d) is configured; run \`regkb corpus re-embed\``,
       );
     }
-    deps.db.transaction(() => {
-      dropVectorTable(deps.db);
-      createVectorTable(deps.db, deps.embedder.shortlistDimensions);
-      clearCentroids(deps.db);
-      writeIndexMeta(deps.db, { embedderId: deps.embedder.id, dimensions: deps.embedder.dimensions });
+    deps.searchIndex.db.transaction(() => {
+      dropVectorTable(deps.searchIndex.db);
+      createVectorTable(deps.searchIndex.db, deps.searchIndex.embedder.shortlistDimensions);
+      clearCentroids(deps.searchIndex.db);
+      writeIndexMeta(deps.searchIndex.db, { embedderId: deps.searchIndex.embedder.id, dimensions: deps.searchIndex.embedder.dimensions });
     }).immediate();
   }
   let rebuiltVectors: number | undefined;
-  if (shortlistDimensionsOf(deps.db) !== deps.embedder.shortlistDimensions) {
-    rebuiltVectors = rebuildVectorTable(deps.db, deps.embedder.shortlistDimensions).vectors;
+  if (shortlistDimensionsOf(deps.searchIndex.db) !== deps.searchIndex.embedder.shortlistDimensions) {
+    rebuiltVectors = rebuildVectorTable(deps.searchIndex.db, deps.searchIndex.centroids, deps.searchIndex.embedder.shortlistDimensions).vectors;
   }
-  markOrganisationPassages(deps.db);
-  prepared.set(deps.db, signature);
+  markOrganisationPassages(deps.searchIndex.db);
+  deps.searchIndex.preparedFor = signature;
   return { rebuiltVectors };
 }
 
@@ -242,11 +229,11 @@ export function ivfClusterCount(vectors: number): number {
 
 /** Clusters the shared corpus's vectors once there are enough of them, or enough more. */
 export function clusterVectorsIfGrown(deps: SearchDeps): { vectors: number; clusters: number } | undefined {
-  const vectors = sharedVectorCount(deps.db);
-  const trained = clusteredVectorCount(deps.db);
+  const vectors = sharedVectorCount(deps.searchIndex.db);
+  const trained = clusteredVectorCount(deps.searchIndex.db);
   if (vectors < IVF_VECTORS_MIN || (trained !== undefined && vectors < IVF_RETRAIN_GROWTH * trained)) return undefined;
   const clusters = ivfClusterCount(vectors);
-  return clusterSharedVectors(deps.db, deps.embedder.dimensions, {
+  return clusterSharedVectors(deps.searchIndex.db, deps.searchIndex.embedder.dimensions, {
     clusters,
     sampleVectors: 64 * clusters,
     rounds: 40,
@@ -264,32 +251,32 @@ const REEMBED_BATCH_CHUNKS = 256;
 
 /** Rebuilds every vector with the configured embedder, then records it as the index's model. */
 export async function reembedAll(deps: SearchDeps, onProgress?: (p: ReembedProgress) => void): Promise<{ chunks: number }> {
-  const total = countChunks(deps.db);
-  const names = jurisdictionNames(deps.db);
-  deps.db.transaction(() => {
-    dropVectorTable(deps.db);
-    createVectorTable(deps.db, deps.embedder.shortlistDimensions);
-    deleteAllVectorRows(deps.db);
-    clearCentroids(deps.db);
+  const total = countChunks(deps.searchIndex.db);
+  const names = jurisdictionNames(deps.searchIndex.db);
+  deps.searchIndex.db.transaction(() => {
+    dropVectorTable(deps.searchIndex.db);
+    createVectorTable(deps.searchIndex.db, deps.searchIndex.embedder.shortlistDimensions);
+    deleteAllVectorRows(deps.searchIndex.db);
+    clearCentroids(deps.searchIndex.db);
     // Written last, after every vector, so an interrupted run is detected and repeated.
-    clearIndexMeta(deps.db);
+    clearIndexMeta(deps.searchIndex.db);
   }).immediate();
-  prepared.delete(deps.db);
+  deps.searchIndex.preparedFor = undefined;
   let afterId = 0;
   let done = 0;
   for (;;) {
-    const batch = chunkBatch(deps.db, afterId, REEMBED_BATCH_CHUNKS);
+    const batch = chunkBatch(deps.searchIndex.db, afterId, REEMBED_BATCH_CHUNKS);
     if (batch.length === 0) break;
-    const vectors = await deps.embedder.embed(
+    const vectors = await deps.searchIndex.embedder.embed(
       batch.map((c) => embeddingText(c.heading, c.content, JSON.parse(c.jurisdiction_slugs) as string[], names)),
     );
-    deps.db.transaction(() => batch.forEach((c, i) => replaceVectorsOfChunk(deps.db, c.id, c.owner_org_id, jurisdictionsOfRow(c), vectors[i]!))).immediate();
+    deps.searchIndex.db.transaction(() => batch.forEach((c, i) => replaceVectorsOfChunk(deps.searchIndex.db, deps.searchIndex.centroids.current(), c.id, c.owner_org_id, jurisdictionsOfRow(c), vectors[i]!))).immediate();
     afterId = batch[batch.length - 1]!.id;
     done += batch.length;
     onProgress?.({ doneChunks: done, totalChunks: total });
   }
   clusterVectorsIfGrown(deps);
-  writeIndexMeta(deps.db, { embedderId: deps.embedder.id, dimensions: deps.embedder.dimensions });
+  writeIndexMeta(deps.searchIndex.db, { embedderId: deps.searchIndex.embedder.id, dimensions: deps.searchIndex.embedder.dimensions });
   return { chunks: done };
 }
 
@@ -334,11 +321,11 @@ function ftsText(chunk: Pick<NewChunk, "jurisdictions" | "source" | "citationPat
 }
 
 /** A passage in every part of the index: its row, BM25 row, citation keys and vectors. */
-function insertChunk(db: Database, chunk: NewChunk, fts: FtsText, citationKeys: readonly string[], vector: Float32Array): number {
+function insertChunk(db: Database, centroids: Centroids | undefined, chunk: NewChunk, fts: FtsText, citationKeys: readonly string[], vector: Float32Array): number {
   const id = insertChunkRow(db, chunk);
   insertFtsRow(db, id, chunk.ownerOrgId, chunk.jurisdictions, fts);
   insertCitationKeys(db, id, citationKeys);
-  insertVectors(db, id, chunk.ownerOrgId, chunk.jurisdictions, vector);
+  insertVectors(db, centroids, id, chunk.ownerOrgId, chunk.jurisdictions, vector);
   return id;
 }
 
@@ -364,7 +351,7 @@ export async function indexDocument(
   onEmbedded?: (passages: number) => void,
 ): Promise<IndexDocumentResult> {
   ensureSearchIndex(deps);
-  const names = jurisdictionNames(deps.db);
+  const names = jurisdictionNames(deps.searchIndex.db);
   const wanted = input.passages.map((p): NewChunk => {
     const base = {
       documentId: input.documentId,
@@ -379,7 +366,7 @@ export async function indexDocument(
     };
     return { ...base, contentHash: contentHash(base) };
   });
-  const existing = new Map(chunksOfDocument(deps.db, input.documentId).map((c) => [c.position, c]));
+  const existing = new Map(chunksOfDocument(deps.searchIndex.db, input.documentId).map((c) => [c.position, c]));
   const changed = wanted.filter((w) => existing.get(w.position)?.content_hash !== w.contentHash);
   const wantedPositions = new Set(wanted.map((w) => w.position));
   const changedPositions = new Set(changed.map((c) => c.position));
@@ -388,13 +375,14 @@ export async function indexDocument(
   const vectors: Float32Array[] = [];
   for (let i = 0; i < changed.length; i += EMBED_BATCH_TEXTS) {
     const batch = changed.slice(i, i + EMBED_BATCH_TEXTS);
-    vectors.push(...(await deps.embedder.embed(batch.map((c) => embeddingText(c.heading, c.content, c.jurisdictions, names)))));
+    vectors.push(...(await deps.searchIndex.embedder.embed(batch.map((c) => embeddingText(c.heading, c.content, c.jurisdictions, names)))));
     onEmbedded?.(batch.length);
   }
-  deps.db.transaction(() => {
-    for (const s of stale) deleteChunk(deps.db, s.id);
+  deps.searchIndex.db.transaction(() => {
+    for (const s of stale) deleteChunk(deps.searchIndex.db, s.id);
+    const centroids = deps.searchIndex.centroids.current();
     changed.forEach((c, i) => {
-      insertChunk(deps.db, c, ftsText(c, names), citationKeysOfPath(c.citationPath), vectors[i]!);
+      insertChunk(deps.searchIndex.db, centroids, c, ftsText(c, names), citationKeysOfPath(c.citationPath), vectors[i]!);
     });
   }).immediate();
   // Only the shared corpus is clustered, and only its import (a CLI command) pays for training.
@@ -417,9 +405,9 @@ export async function indexDocumentChunks(
 }
 
 /** Removes every passage of a document (vectors, BM25 rows, citation keys). */
-export function deleteDocumentChunks(deps: Pick<SearchDeps, "db">, documentId: string): void {
-  deps.db.transaction(() => {
-    for (const c of chunksOfDocument(deps.db, documentId)) deleteChunk(deps.db, c.id);
+export function deleteDocumentChunks(deps: Pick<SearchDeps, "searchIndex">, documentId: string): void {
+  deps.searchIndex.db.transaction(() => {
+    for (const c of chunksOfDocument(deps.searchIndex.db, documentId)) deleteChunk(deps.searchIndex.db, c.id);
   }).immediate();
 }
 
@@ -431,7 +419,7 @@ export function deleteDocumentChunks(deps: Pick<SearchDeps, "db">, documentId: s
  * them will do, at the cost of scoring most of the index.
  */
 function bm25Search(
-  db: Database,
+  index: SearchIndex,
   query: string,
   scopes: readonly SearchScope[],
   weights: FtsWeights,
@@ -440,8 +428,8 @@ function bm25Search(
   wanted: number,
 ): FtsHit[] {
   const search = (match: string) =>
-    scopes.map((s) => ftsSearch(db, match, s, weights, candidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
-  const { isCommon } = termStatistics(db);
+    scopes.map((s) => ftsSearch(index.db, match, s, weights, candidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+  const { isCommon } = index.termStatistics.current();
   const match = ftsMatchExpression(query, isCommon);
   if (match === undefined) return [];
   const hits = search(match);
@@ -488,19 +476,19 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   // name joins the query's words ("Ohioans" → "Ohio"), as the passages write it. Only
   // within `jurisdictions`: a name never widens a filter or reaches a jurisdiction the
   // organisation has not enabled.
-  const names = jurisdictionNames(deps.db);
+  const names = jurisdictionNames(deps.searchIndex.db);
   const mentioned = tuning.mentions && jurisdictions.length > 1 ? mentionedJurisdictions(asked, names, jurisdictions) : [];
   const query = mentioned.length === 0 ? asked : `${asked} (${mentioned.map((slug) => names.get(slug) ?? slug).join(", ")})`;
   const analysed = analyseQuery(query, deps.lexicon, new Set(tuning.expansionSources));
-  const scope = resolveSearchScope(deps.db, request.orgId, jurisdictions);
-  const focus = mentioned.length > 0 ? resolveSearchScope(deps.db, request.orgId, mentioned) : undefined;
+  const scope = resolveSearchScope(deps.searchIndex.db, request.orgId, jurisdictions);
+  const focus = mentioned.length > 0 ? resolveSearchScope(deps.searchIndex.db, request.orgId, mentioned) : undefined;
 
   // The vector half goes to a search worker first, so it runs while this thread scores BM25.
   let task: VectorTask | undefined;
   if (method !== "bm25") {
     const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
     task = {
-      queryVector: (await deps.embedder.embed([query]))[0]!,
+      queryVector: (await deps.searchIndex.embedder.embed([query]))[0]!,
       orgId: request.orgId,
       scope,
       focus: focus === undefined ? undefined : { jurisdictions: mentioned, scope: focus },
@@ -515,26 +503,26 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   // Alone, BM25 must fill the page; in the hybrid, a query of common terms that few passages
   // hold all of leaves the rest to the vector half and the expansions, not to an OR that
   // would score most of the index.
-  const bm25 = method === "vector" ? [] : bm25Search(deps.db, query, within, tuning.fts, candidates, method === "bm25" ? topK : 0);
-  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, termStatistics(deps.db).isCommon);
+  const bm25 = method === "vector" ? [] : bm25Search(deps.searchIndex, query, within, tuning.fts, candidates, method === "bm25" ? topK : 0);
+  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, deps.searchIndex.termStatistics.current().isCommon);
   const expanded =
     expansionMatch === undefined
       ? []
-      : within.map((s) => ftsSearch(deps.db, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+      : within.map((s) => ftsSearch(deps.searchIndex.db, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
   if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {
     const ids = mergeHits(bm25, expanded, (h) => -h.bm25).slice(0, Math.ceil(tuning.rerankCandidates / 2)).map((h) => h.chunkId);
-    for (const row of loadChunks(deps.db, ids).values()) prepareCandidate(candidateTextOf(row, names));
+    for (const row of loadChunks(deps.searchIndex.db, ids).values()) deps.searchIndex.candidateFields.prepare(candidateTextOf(row, names));
   }
   // A worker that failed (the pool logged why) leaves the vector half to this thread.
-  const vector = task === undefined ? [] : ((await inWorker) ?? vectorCandidates(deps.db, task));
+  const vector = task === undefined ? [] : ((await inWorker) ?? vectorCandidates(deps.searchIndex, task));
 
   let cited: CitedHit[] = [];
   let citationOnly = false;
   if (method === "hybrid") {
     const specificity = new Map<string, number>();
     for (const c of citationsInQuery(query)) c.keys.forEach((k, i) => specificity.set(k, Math.max(specificity.get(k) ?? 0, i + 1)));
-    cited = citationLookup(deps.db, [...specificity.keys()], scopesOfSearch(request.orgId, jurisdictions)).map((h) => ({
+    cited = citationLookup(deps.searchIndex.db, [...specificity.keys()], scopesOfSearch(request.orgId, jurisdictions)).map((h) => ({
       chunkId: h.chunkId,
       specificity: specificity.get(h.key) ?? 1,
       position: h.position,
@@ -545,7 +533,7 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   const weights = method === "bm25" ? { bm25: 1, vector: 0 } : method === "vector" ? { bm25: 0, vector: 1 } : tuning.weights;
   const lexical = mergeHits(bm25, expanded.map((h) => ({ ...h, bm25: h.bm25 * EXPANSION_STAGE_ONE_WEIGHT })), (h) => -h.bm25);
   // Passages of a jurisdiction the query names get the mention boost (hybrid.ts).
-  const boosted = method !== "hybrid" || mentioned.length === 0 ? new Set<number>() : chunksInScopes(deps.db, [...new Set([...lexical, ...vector].map((h) => h.chunkId))], [...mentioned, ...mentioned.map((slug) => orgScope(request.orgId, slug))]);
+  const boosted = method !== "hybrid" || mentioned.length === 0 ? new Set<number>() : chunksInScopes(deps.searchIndex.db, [...new Set([...lexical, ...vector].map((h) => h.chunkId))], [...mentioned, ...mentioned.map((slug) => orgScope(request.orgId, slug))]);
   const ranked = fuse(lexical, vector, [], weights, Number.MAX_SAFE_INTEGER, false, { chunkIds: boosted, amount: tuning.mentionBoost }).map((r) => ({
     chunkId: r.chunkId,
     fused: r.score,
@@ -582,7 +570,7 @@ export async function searchKnowledgeBase(
   const scoreOf = new Map(ranked.map((r) => [r.chunkId, r.score]));
   const order = [...citedFirst, ...ranked.map((r) => r.chunkId).filter((id) => !citedIds.has(id))];
   const fold = tuning.fold && method === "hybrid";
-  const rows = loadChunks(deps.db, order.slice(0, fold ? FOLD_PASSAGES_MAX * topK : topK));
+  const rows = loadChunks(deps.searchIndex.db, order.slice(0, fold ? FOLD_PASSAGES_MAX * topK : topK));
   const passages = order.flatMap((id) => {
     const row = rows.get(id);
     return row === undefined
@@ -628,23 +616,6 @@ function expansionMatchExpression(analysed: AnalysedQuery, isCommon: (term: stri
   return terms.length === 0 ? undefined : terms.join(" OR ");
 }
 
-/** Embeddings of passage headings: a heading is embedded once per process. */
-const HEADING_VECTORS_CACHED_MAX = 20_000;
-const headingVectorCache = new Map<string, Float32Array>();
-
-async function headingEmbeddings(embedder: Embedder, rows: readonly ChunkRow[]): Promise<{ hash: string; vector: Float32Array }[]> {
-  // Keyed by the heading itself: every passage of a provision shares it.
-  const headingOf = (r: ChunkRow) => r.heading || r.citation_path;
-  const key = (r: ChunkRow) => `${embedder.id}\n${headingOf(r)}`;
-  const missing = [...new Map(rows.filter((r) => !headingVectorCache.has(key(r))).map((r) => [key(r), r])).values()];
-  if (missing.length > 0) {
-    const vectors = await embedder.embed(missing.map(headingOf));
-    if (headingVectorCache.size + missing.length > HEADING_VECTORS_CACHED_MAX) headingVectorCache.clear();
-    missing.forEach((r, i) => headingVectorCache.set(key(r), vectors[i]!));
-  }
-  return rows.map((r) => ({ hash: r.content_hash, vector: headingVectorCache.get(key(r))! }));
-}
-
 /** A passage's fields as the ranker's BM25F reads them (the same as its BM25 row's). */
 function candidateTextOf(row: ChunkRow, names: Map<string, string>): CandidateText {
   const jurisdictions = JSON.parse(row.jurisdiction_slugs) as string[];
@@ -666,17 +637,17 @@ export async function candidateFeatureRows(
 ): Promise<{ candidate: Candidate; citationPath: string; features: FeatureVector }[]> {
   if (candidates.length === 0) return [];
   const ids = candidates.map((c) => c.chunkId);
-  const rows = loadChunks(deps.db, ids);
+  const rows = loadChunks(deps.searchIndex.db, ids);
   const { queryVector } = gathered;
-  const vectors = queryVector === undefined ? new Map<number, Float32Array>() : chunkVectors(deps.db, ids);
+  const vectors = queryVector === undefined ? new Map<number, Float32Array>() : chunkVectors(deps.searchIndex.db, ids);
   const cosineOf = (id: number) => {
     const v = vectors.get(id);
     return v === undefined || queryVector === undefined ? 0 : dot(v, queryVector);
   };
   const bestCosine = Math.max(...ids.map(cosineOf));
-  const headingVectors = queryVector === undefined ? [] : await headingEmbeddings(deps.embedder, [...rows.values()]);
-  const stats = termStatistics(deps.db);
-  const names = jurisdictionNames(deps.db);
+  const headingVectors = queryVector === undefined ? [] : await deps.searchIndex.headingVectors.of([...rows.values()]);
+  const stats = deps.searchIndex.termStatistics.current();
+  const names = jurisdictionNames(deps.searchIndex.db);
   return candidates.flatMap((candidate) => {
     const row = rows.get(candidate.chunkId);
     if (row === undefined) return [];
@@ -684,7 +655,7 @@ export async function candidateFeatureRows(
     const headingVector = headingVectors.find((h) => h.hash === row.content_hash)?.vector;
     const titleCosine = headingVector === undefined || queryVector === undefined ? 0 : dot(headingVector, queryVector);
     const signals = { cosine: cosineOf(candidate.chunkId), titleCosine, bestCosine, mentioned: gathered.mentioned };
-    return [{ candidate, citationPath: row.citation_path, features: candidateFeatures(text, gathered.analysed, stats, signals) }];
+    return [{ candidate, citationPath: row.citation_path, features: candidateFeatures(text, deps.searchIndex.candidateFields.of(text), gathered.analysed, stats, signals) }];
   });
 }
 

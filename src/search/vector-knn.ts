@@ -3,8 +3,8 @@
  * re-scored with full-precision cosine; or, for a small scope, exact cosine over its rows.
  */
 import type { Database } from "bun:sqlite";
-import { nearestCentroids } from "./ivf";
-import { clusteredVectorCount, loadCentroids, UNCLUSTERED } from "./ivf-store";
+import { nearestCentroids, type Centroids } from "./ivf";
+import { clusteredVectorCount, UNCLUSTERED } from "./ivf-store";
 import { orgScope, type SearchScope } from "./scopes";
 import { placeholders } from "./sql";
 import { SHARED_OWNER, shortlistDimensionsOf, VECTOR_TABLE } from "./vector-store";
@@ -32,10 +32,12 @@ const SHORTLIST_ROWS_PER_CLUSTERED_VECTOR = 100 / 1_000_000;
  * query, each filtered by jurisdiction inside its own scan; if those hold fewer than
  * `shortlist` rows of the requested jurisdictions (a small jurisdiction), further clusters
  * are read, nearest first, until they do or none is left. A large corpus's shortlist is
- * wider (see SHORTLIST_ROWS_PER_CLUSTERED_VECTOR).
+ * wider (see SHORTLIST_ROWS_PER_CLUSTERED_VECTOR). `centroids`: the shared corpus's
+ * clusters (see CentroidCache), if it is clustered.
  */
 export function vectorSearch(
   db: Database,
+  centroids: Centroids | undefined,
   query: Float32Array,
   orgId: string,
   scope: SearchScope,
@@ -48,7 +50,6 @@ export function vectorSearch(
   const prefix = query.slice(0, shortlistDimensionsOf(db));
   if (scope.allShared || scope.jurisdictions.length > 0) {
     const filter = scope.allShared ? [] : [...scope.jurisdictions];
-    const centroids = loadCentroids(db);
     if (centroids === undefined) {
       rowids.push(...knnRowids(db, prefix, SHARED_OWNER, [undefined], filter, shortlist));
     } else {

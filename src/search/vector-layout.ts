@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { nearestCentroid, trainCentroids } from "./ivf";
-import { loadCentroids, saveCentroids, sharedRowsAfter, sharedVectorCount, UNCLUSTERED } from "./ivf-store";
+import { saveCentroids, type CentroidCache, sharedRowsAfter, sharedVectorCount, UNCLUSTERED } from "./ivf-store";
 import { orgScope } from "./scopes";
 import { floatsOfBlob, REBUILD_BATCH_ROWS } from "./sql";
 import { createVectorTable, dropVectorTable, insertQuantized, SHARED_OWNER, shortlistDimensionsOf, VECTOR_TABLE } from "./vector-store";
@@ -52,13 +52,16 @@ export function clusterSharedVectors(db: Database, dimensions: number, options: 
   return { vectors: total, clusters: centroids.count };
 }
 
-/** Recreates the vector table with int8 copies of `shortlistDimensions` leading dimensions. */
-export function rebuildVectorTable(db: Database, shortlistDimensions: number): { vectors: number } {
+/**
+ * Recreates the vector table with int8 copies of `shortlistDimensions` leading dimensions;
+ * shared vectors keep their clusters.
+ */
+export function rebuildVectorTable(db: Database, centroidCache: CentroidCache, shortlistDimensions: number): { vectors: number } {
   let vectors = 0;
   db.transaction(() => {
     dropVectorTable(db);
     createVectorTable(db, shortlistDimensions);
-    const centroids = loadCentroids(db);
+    const centroids = centroidCache.current();
     for (let after = 0; ; ) {
       const rows = db
         .query<{ vecRowid: number; scope: string; ownerOrgId: string | null; embedding: Uint8Array }, [number, number]>(

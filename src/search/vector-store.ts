@@ -4,8 +4,8 @@
  * for the KNN shortlist (vector-knn.ts reads them).
  */
 import type { Database } from "bun:sqlite";
-import { nearestCentroid } from "./ivf";
-import { loadCentroids, UNCLUSTERED } from "./ivf-store";
+import { nearestCentroid, type Centroids } from "./ivf";
+import { UNCLUSTERED } from "./ivf-store";
 import { ANY_JURISDICTION, orgScope } from "./scopes";
 import { floatsOfBlob, placeholders } from "./sql";
 
@@ -62,7 +62,15 @@ export function deleteAllVectorRows(db: Database): void {
   db.exec("DELETE FROM search_chunk_vectors");
 }
 
-export function insertVectors(db: Database, chunkId: number, ownerOrgId: string | null, jurisdictions: readonly string[], vector: Float32Array): void {
+/** `centroids`: the shared corpus's clusters (see CentroidCache), if it is clustered. */
+export function insertVectors(
+  db: Database,
+  centroids: Centroids | undefined,
+  chunkId: number,
+  ownerOrgId: string | null,
+  jurisdictions: readonly string[],
+  vector: Float32Array,
+): void {
   db.query("INSERT INTO search_chunk_vectors (chunk_id, embedding) VALUES (?, ?) ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding").run(
     chunkId,
     vector,
@@ -71,8 +79,7 @@ export function insertVectors(db: Database, chunkId: number, ownerOrgId: string 
   const owner = ownerOrgId ?? SHARED_OWNER;
   const slugs = ownerOrgId !== null && jurisdictions.length === 0 ? [ANY_JURISDICTION] : jurisdictions;
   // Organisations' passages stay unclustered: a search scans its own organisation's whole partition.
-  const centroids = ownerOrgId === null ? loadCentroids(db) : undefined;
-  const cluster = centroids === undefined ? UNCLUSTERED : nearestCentroid(centroids, vector) + 1;
+  const cluster = ownerOrgId !== null || centroids === undefined ? UNCLUSTERED : nearestCentroid(centroids, vector) + 1;
   const prefix = vector.slice(0, shortlistDimensionsOf(db));
   for (const slug of slugs) {
     const scope = ownerOrgId === null ? slug : orgScope(ownerOrgId, slug);
@@ -96,9 +103,16 @@ export function deleteVectorsOfChunk(db: Database, chunkId: number): void {
   db.query("DELETE FROM search_chunk_vectors WHERE chunk_id = ?").run(chunkId);
 }
 
-export function replaceVectorsOfChunk(db: Database, chunkId: number, ownerOrgId: string | null, jurisdictions: readonly string[], vector: Float32Array): void {
+export function replaceVectorsOfChunk(
+  db: Database,
+  centroids: Centroids | undefined,
+  chunkId: number,
+  ownerOrgId: string | null,
+  jurisdictions: readonly string[],
+  vector: Float32Array,
+): void {
   deleteVectorsOfChunk(db, chunkId);
-  insertVectors(db, chunkId, ownerOrgId, jurisdictions, vector);
+  insertVectors(db, centroids, chunkId, ownerOrgId, jurisdictions, vector);
 }
 
 /** Full-precision embeddings of the given passages. */

@@ -24,7 +24,8 @@ import type { CorpusPassage } from "../../src/search/corpus/passages";
 import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
 import { Lexicon } from "../../src/search/lexicon";
-import { DEFAULT_SEARCH_TUNING, searchKnowledgeBase, type SearchDeps, type SearchMethod, type SearchTuning } from "../../src/search/service";
+import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
+import { DEFAULT_SEARCH_TUNING, searchKnowledgeBase, type SearchMethod, type SearchTuning } from "../../src/search/service";
 import questionsFile from "./questions.json";
 
 export interface Judgment {
@@ -93,7 +94,7 @@ export async function buildEvalIndex(options: EvalIndexOptions = {}): Promise<Ev
   const dir = join(tmpdir(), `regkb-eval-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   const db = await openDatabase(dir);
   const embedder = options.embedder ?? (await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }));
-  const deps = { db, embedder, lexicon: await Lexicon.load() };
+  const deps = { searchIndex: new SearchIndex(db, embedder), lexicon: await Lexicon.load() };
   const sample = await loadSampleCorpus();
   const corpus = { jurisdictions: sample.jurisdictions, passages: options.passages ?? sample.passages };
   await importPassages(deps, corpus);

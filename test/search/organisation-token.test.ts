@@ -5,7 +5,8 @@ import { upsertJurisdiction } from "../../src/auth/store";
 import { openDatabase } from "../../src/db/open";
 import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
-import { DEFAULT_SEARCH_TUNING, indexDocument, indexDocumentChunks, searchKnowledgeBase, type SearchDeps } from "../../src/search/service";
+import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
+import { DEFAULT_SEARCH_TUNING, indexDocument, indexDocumentChunks, searchKnowledgeBase } from "../../src/search/service";
 import { ftsSearch } from "../../src/search/fts-store";
 import { resolveSearchScope, scopeToken } from "../../src/search/scopes";
 import { tempDir } from "../helpers/server";
@@ -25,7 +26,7 @@ beforeAll(async () => {
   dir = tempDir();
   first = await openDatabase(dir);
   embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
-  const deps = { db: first, embedder };
+  const deps = { searchIndex: new SearchIndex(first, embedder) };
   for (const slug of ["eu", "us-ny"]) upsertJurisdiction(first, { slug, name: slug, description: slug });
   for (const id of ["org-a", "org-b"]) first.query("INSERT INTO organisations (id, name, created_at_ms) VALUES (?, ?, 0)").run(id, id);
   await indexDocument(deps, {
@@ -62,7 +63,7 @@ test("an unmarked organisation row would show through a whole-corpus search", ()
 
 test("a newly opened database marks it before searching: other organisations never see it, its own does", async () => {
   const reopened = await openDatabase(dir);
-  const deps = { db: reopened, embedder };
+  const deps = { searchIndex: new SearchIndex(reopened, embedder) };
   try {
     const stranger = await bm25(deps, "org-b", ["eu", "us-ny"]);
     expect(stranger.map((r) => r.content)).toEqual(["A zorblax playbook is public guidance."]);

@@ -15,13 +15,13 @@ import {
   DEFAULT_SEARCH_TUNING,
   resolveJurisdictions,
   searchKnowledgeBase,
-  type SearchDeps,
 } from "../../src/search/service";
+import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
 import { tempDir } from "../helpers/server";
 
 // One index for the whole file: the sample corpus with the default (static) embedder.
 let dir: string;
-let deps: SearchDeps;
+let deps: SearchDeps & { db: Database };
 let all: string[];
 
 function addOrg(id: string, slugs: string[]): void {
@@ -33,7 +33,8 @@ const search = (orgId: string, query: string, jurisdictions: string[], topK = 10
 
 beforeAll(async () => {
   dir = tempDir();
-  deps = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
+  const db = await openDatabase(dir);
+  deps = { db, searchIndex: new SearchIndex(db, await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 })) };
   const summary = await importSampleCorpus(deps);
   expect(summary.chunksAdded).toBeGreaterThan(700);
   all = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
@@ -180,7 +181,7 @@ test("an index built with another embedder must be re-embedded, and re-embed fix
   // A fresh connection, as after a restart with a different REGKB_EMBEDDER.
   const db = new Database(join(dir, "regkb.sqlite"));
   await loadVectorExtension(db, join(dir, "cache"));
-  const restarted = { db, embedder: deps.embedder };
+  const restarted = { searchIndex: new SearchIndex(db, deps.searchIndex.embedder) };
   expect(() => ensureSearchIndex(restarted)).toThrow(/regkb corpus re-embed/);
   const { chunks } = await reembedAll(restarted);
   expect(chunks).toBeGreaterThan(700);

@@ -9,7 +9,8 @@ import sampleJurisdictions from "../../../data/corpus/jurisdictions.json";
 import passagesPath from "../../../data/corpus/passages.jsonl" with { type: "file" };
 import { upsertJurisdiction } from "../../auth/store";
 import type { PdfParser } from "../../documents/pdf/parser";
-import { indexDocument, type SearchDeps } from "../service";
+import type { SearchDeps } from "../search-index";
+import { indexDocument } from "../service";
 import { parsePassagesJsonl, type CorpusJurisdiction, type CorpusPassage } from "./passages";
 import { chunkBlocks, normaliseSpaces, type StructureBlock } from "./structure";
 
@@ -48,14 +49,15 @@ function checkJurisdiction(j: unknown, origin: string): CorpusJurisdiction {
  * every passage's jurisdictions must then exist.
  */
 export async function importPassages(
-  deps: SearchDeps,
+  deps: Pick<SearchDeps, "searchIndex">,
   corpus: { jurisdictions: CorpusJurisdiction[]; passages: CorpusPassage[] },
   onProgress?: (p: ImportProgress) => void,
   nowMs: () => number = () => performance.now(),
 ): Promise<ImportSummary> {
   const started = nowMs();
-  deps.db.transaction(() => corpus.jurisdictions.forEach((j) => upsertJurisdiction(deps.db, j))).immediate();
-  const known = new Set(deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug));
+  const { db } = deps.searchIndex;
+  db.transaction(() => corpus.jurisdictions.forEach((j) => upsertJurisdiction(db, j))).immediate();
+  const known = new Set(db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug));
   const unknown = [...new Set(corpus.passages.flatMap((p) => p.jurisdictions))].filter((s) => !known.has(s));
   if (unknown.length > 0) {
     throw new Error(`unknown jurisdictions ${unknown.slice(0, 10).join(", ")}: add them first (regkb jurisdiction add) or list them in the manifest`);
@@ -96,7 +98,7 @@ export async function loadSampleCorpus(): Promise<{ jurisdictions: CorpusJurisdi
   return { jurisdictions, passages };
 }
 
-export async function importSampleCorpus(deps: SearchDeps, onProgress?: (p: ImportProgress) => void): Promise<ImportSummary> {
+export async function importSampleCorpus(deps: Pick<SearchDeps, "searchIndex">, onProgress?: (p: ImportProgress) => void): Promise<ImportSummary> {
   return importPassages(deps, await loadSampleCorpus(), onProgress);
 }
 
