@@ -30,7 +30,8 @@ import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/im
 import type { CorpusPassage } from "../../src/search/corpus/passages";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { l2Normalise } from "../../src/search/embedder/vector";
-import { clusterVectorsIfGrown, ensureSearchIndex, indexDocument, searchKnowledgeBase, DEFAULT_SEARCH_TUNING, IVF_VECTORS_MIN } from "../../src/search/service";
+import { clusterVectorsIfGrown, ensureSearchIndex, indexDocument, IVF_VECTORS_MIN, searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { seededRandom as random } from "../../src/search/ivf";
 import { sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
 import { SearchIndex } from "../../src/search/search-index";

@@ -7,7 +7,8 @@ import type { Database } from "bun:sqlite";
 import { chargeRefundable, getBalance, refundCharge } from "../billing/ledger";
 import { searchPence } from "../billing/pricing";
 import type { SearchDeps } from "./search-index";
-import { resolveJurisdictions, searchKnowledgeBase, SEARCH_TOP_K_DEFAULT, type SearchMatch } from "./service";
+import { SEARCH_TOP_K_DEFAULT, type SearchMatch } from "./request";
+import { resolveJurisdictions, searchKnowledgeBase } from "./service";
 
 export interface PerformSearchDeps extends SearchDeps {
   db: Database;

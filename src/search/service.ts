@@ -4,21 +4,11 @@
  */
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../http/errors";
-import { citationKeysOfPath, citationsInQuery } from "./citations";
-import { DEFAULT_HYBRID_WEIGHTS, fuse, mergeHits, type CitedHit, type HybridWeights } from "./hybrid";
-import { mentionedJurisdictions } from "./mentions";
-import { ftsMatchExpression, queryTerms } from "./query-text";
-import type { Centroids } from "./ivf";
-import { EXPANSION_SOURCES, type ExpansionSource } from "./lexicon";
-import { analyseQuery, type AnalysedQuery } from "./rank/analyse";
-import { candidateFeatures, type CandidateText, type FeatureVector } from "./rank/features";
-import { FOLD_PASSAGES_MAX, foldRanking } from "./rank/fold";
-import { highlightsOf, type Highlights } from "./rank/highlights";
-import { DEFAULT_RANKER, scoreCandidate, type RankerModel } from "./rank/model";
+import { gatherCandidates } from "./candidates";
+import { citationKeysOfPath } from "./citations";
 import {
   chunkBatch,
   chunksOfDocument,
-  citationLookup,
   countChunks,
   deleteChunkRow,
   insertChunkRow,
@@ -27,17 +17,23 @@ import {
   jurisdictionsOfRow,
   loadChunks,
   organisationChunkBatch,
-  type ChunkRow,
   type NewChunk,
 } from "./chunk-store";
-import { deleteFtsRow, ftsSearch, insertFtsRow, type FtsHit, type FtsText, type FtsWeights } from "./fts-store";
+import { deleteFtsRow, insertFtsRow, type FtsText } from "./fts-store";
+import { fuse } from "./hybrid";
+import type { Centroids } from "./ivf";
 import { clearCentroids, clusteredVectorCount, sharedVectorCount } from "./ivf-store";
 import { clearIndexMeta, readIndexMeta, readMetaValue, writeIndexMeta, writeMetaValue } from "./meta-store";
-import { chunksInScopes, orgScope, resolveSearchScope, scopesOfSearch, type SearchScope } from "./scopes";
+import { embeddingText, ftsText, ftsTextOfRow } from "./passage-text";
+import { FOLD_PASSAGES_MAX, foldRanking } from "./rank/fold";
+import { highlightsOf } from "./rank/highlights";
+import { rerank } from "./rerank";
+import { pageSize, type SearchMatch, type SearchMethod, type SearchRequest } from "./request";
+import type { SearchDeps } from "./search-index";
 import { REBUILD_BATCH_ROWS } from "./sql";
+import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "./tuning";
 import { clusterSharedVectors, rebuildVectorTable } from "./vector-layout";
 import {
-  chunkVectors,
   createVectorTable,
   deleteAllVectorRows,
   deleteVectorsOfChunk,
@@ -47,89 +43,6 @@ import {
   shortlistDimensionsOf,
   vectorTableExists,
 } from "./vector-store";
-import { type SearchDeps, type SearchIndex } from "./search-index";
-import { vectorCandidates, type VectorTask } from "./vector-leg";
-
-export interface SearchMatch {
-  content: string;
-  score: number;
-  source?: string;
-  citationPath?: string;
-  jurisdictionSlugs?: string[];
-  /** The provision's title, when it has one. */
-  title?: string;
-  highlights?: Highlights;
-}
-
-export const SEARCH_QUERY_CHARS_MAX = 1000;
-export const SEARCH_TOP_K_MAX = 50;
-export const SEARCH_TOP_K_DEFAULT = 10;
-export const SEARCH_JURISDICTIONS_MAX = 200;
-
-export interface SearchTuning {
-  weights: HybridWeights;
-  /** Added to the fused score of passages in a jurisdiction the query names (see mentions.ts). */
-  mentionBoost: number;
-  fts: FtsWeights;
-  /** Candidates taken from each of BM25 and the vector search before fusion. */
-  candidatesPerMethod: number;
-  /**
-   * Rows taken by int8 distance from each partition before full-precision re-scoring
-   * (at least 2 × topK; widened for large corpora, see vectorSearch). vec0's top-k cost
-   * grows with k; int8 keeps 98–100% of the exact top 10 within 20–50 rows on the default
-   * embedder up to 100k passages.
-   */
-  vectorShortlist: number;
-  /**
-   * Inverted-file clusters of the shared corpus read per search, nearest the query first
-   * (only once the corpus is clustered, see IVF_VECTORS_MIN).
-   */
-  vectorProbes: number;
-  /** Sources of the vocabulary bridge a query expands through ([]: the query's own words only). */
-  expansionSources: readonly ExpansionSource[];
-  /** Candidates taken by BM25 over the query's expansions. */
-  expansionCandidates: number;
-  /** Stage-one candidates the learned ranker re-scores. */
-  rerankCandidates: number;
-  ranker: RankerModel;
-  /** Re-score stage one's best candidates with `ranker` (off: the fixed fusion is the ranking). */
-  rerank: boolean;
-  /** Boost passages of a jurisdiction the query names. */
-  mentions: boolean;
-  /** Fold passages of one provision together (rank/fold.ts). */
-  fold: boolean;
-  /** How far down the ranking a sibling may be and still join its neighbour's fold (rank/fold.ts). */
-  foldSiblingGap: number;
-  /** Matches a repeat of a provision already shown moves down. */
-  foldDeferBy: number;
-}
-
-export const DEFAULT_SEARCH_TUNING: SearchTuning = {
-  weights: DEFAULT_HYBRID_WEIGHTS,
-  mentionBoost: 0.3,
-  fts: { citation: 4, heading: 4, body: 1 },
-  candidatesPerMethod: 100,
-  vectorShortlist: 50,
-  vectorProbes: 16,
-  expansionSources: EXPANSION_SOURCES,
-  expansionCandidates: 50,
-  rerankCandidates: 60,
-  ranker: DEFAULT_RANKER,
-  rerank: true,
-  mentions: true,
-  fold: true,
-  foldSiblingGap: 2,
-  foldDeferBy: 1,
-};
-
-export type SearchMethod = "hybrid" | "bm25" | "vector";
-
-export interface SearchRequest {
-  orgId: string;
-  query: string;
-  jurisdictions: string[];
-  topK: number;
-}
 
 // ---------- jurisdictions ----------
 
@@ -205,7 +118,7 @@ function markOrganisationPassages(db: Database): void {
       for (const c of chunks) {
         const jurisdictions = jurisdictionsOfRow(c);
         deleteFtsRow(db, c.id);
-        insertFtsRow(db, c.id, c.owner_org_id, jurisdictions, ftsText({ ...c, citationPath: c.citation_path, jurisdictions }, names));
+        insertFtsRow(db, c.id, c.owner_org_id, jurisdictions, ftsTextOfRow(c, names));
       }
     }
     writeMetaValue(db, "fts_organisation_token", "1");
@@ -268,7 +181,7 @@ export async function reembedAll(deps: SearchDeps, onProgress?: (p: ReembedProgr
     const batch = chunkBatch(deps.searchIndex.db, afterId, REEMBED_BATCH_CHUNKS);
     if (batch.length === 0) break;
     const vectors = await deps.searchIndex.embedder.embed(
-      batch.map((c) => embeddingText(c.heading, c.content, JSON.parse(c.jurisdiction_slugs) as string[], names)),
+      batch.map((c) => embeddingText(c.heading, c.content, jurisdictionsOfRow(c), names)),
     );
     deps.searchIndex.db.transaction(() => batch.forEach((c, i) => replaceVectorsOfChunk(deps.searchIndex.db, deps.searchIndex.centroids.current(), c.id, c.owner_org_id, jurisdictionsOfRow(c), vectors[i]!))).immediate();
     afterId = batch[batch.length - 1]!.id;
@@ -307,18 +220,6 @@ export interface IndexDocumentResult {
 
 /** Embedding batch size: bounds memory and gives progress a steady beat. */
 const EMBED_BATCH_TEXTS = 64;
-
-/** The text a passage is embedded as: where it applies and what it is about, then the words. */
-function embeddingText(heading: string, content: string, jurisdictions: readonly string[], names: Map<string, string>): string {
-  const where = jurisdictions.map((s) => names.get(s) ?? s).join(", ");
-  return [where, heading, content].filter((s) => s !== "").join("\n");
-}
-
-/** BM25 columns of a passage: where it applies (names and slugs), its source and citation; heading; text. */
-function ftsText(chunk: Pick<NewChunk, "jurisdictions" | "source" | "citationPath" | "heading" | "content">, names: Map<string, string>): FtsText {
-  const where = chunk.jurisdictions.map((s) => `${names.get(s) ?? ""} ${s}`).join(" ");
-  return { citation: `${where} ${chunk.source} ${chunk.citationPath}`, heading: chunk.heading, body: chunk.content };
-}
 
 /** A passage in every part of the index: its row, BM25 row, citation keys and vectors. */
 function insertChunk(db: Database, centroids: Centroids | undefined, chunk: NewChunk, fts: FtsText, citationKeys: readonly string[], vector: Float32Array): number {
@@ -414,135 +315,6 @@ export function deleteDocumentChunks(deps: Pick<SearchDeps, "searchIndex">, docu
 // ---------- search ----------
 
 /**
- * BM25 candidates from each scope, merged. A query made only of common terms requires all
- * of them (see ftsMatchExpression); if fewer than `wanted` passages have them all, any of
- * them will do, at the cost of scoring most of the index.
- */
-function bm25Search(
-  index: SearchIndex,
-  query: string,
-  scopes: readonly SearchScope[],
-  weights: FtsWeights,
-  candidates: number,
-  /** Fewer hits than this for a query of common terms alone: fall back to any of them. */
-  wanted: number,
-): FtsHit[] {
-  const search = (match: string) =>
-    scopes.map((s) => ftsSearch(index.db, match, s, weights, candidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
-  const { isCommon } = index.termStatistics.current();
-  const match = ftsMatchExpression(query, isCommon);
-  if (match === undefined) return [];
-  const hits = search(match);
-  // Only a query of common terms alone requires every term, so only it can come back short for that.
-  if (hits.length >= wanted || !queryTerms(query).every(isCommon)) return hits;
-  return search(ftsMatchExpression(query)!);
-}
-
-/** A candidate passage on its way through the ranking. */
-interface Candidate {
-  chunkId: number;
-  /** Stage-one score: the fixed fusion of the normalised BM25 and vector scores (hybrid.ts). */
-  fused: number;
-  score: number;
-}
-
-/** What stage one found for a query: everything the ranker and the presentation need. */
-export interface GatheredCandidates {
-  analysed: AnalysedQuery;
-  /** Jurisdictions the query names, among those it may read. */
-  mentioned: string[];
-  /** The query's embedding. */
-  queryVector: Float32Array | undefined;
-  /** Best first by the fixed fusion. */
-  ranked: Candidate[];
-  cited: CitedHit[];
-  /** The query is nothing but a citation ("Article 33"): cited passages keep document order. */
-  citationOnly: boolean;
-}
-
-/**
- * Stage one: BM25 (the query's words, then their expansions) and vector KNN over exactly
- * the partitions the organisation may read, fused with fixed weights; plus the passages the
- * query cites exactly.
- */
-export async function gatherCandidates(deps: SearchDeps, request: SearchRequest, tuning: SearchTuning, method: SearchMethod): Promise<GatheredCandidates> {
-  const asked = request.query.slice(0, SEARCH_QUERY_CHARS_MAX);
-  const topK = Math.max(1, Math.min(SEARCH_TOP_K_MAX, request.topK));
-  const jurisdictions = request.jurisdictions.slice(0, SEARCH_JURISDICTIONS_MAX);
-  const candidates = Math.max(tuning.candidatesPerMethod, topK);
-
-  // A jurisdiction named in the query ("Ohioans", "GDPR") among several it may read: its
-  // passages join the candidates even if the whole-corpus rankings missed them, and its
-  // name joins the query's words ("Ohioans" → "Ohio"), as the passages write it. Only
-  // within `jurisdictions`: a name never widens a filter or reaches a jurisdiction the
-  // organisation has not enabled.
-  const names = jurisdictionNames(deps.searchIndex.db);
-  const mentioned = tuning.mentions && jurisdictions.length > 1 ? mentionedJurisdictions(asked, names, jurisdictions) : [];
-  const query = mentioned.length === 0 ? asked : `${asked} (${mentioned.map((slug) => names.get(slug) ?? slug).join(", ")})`;
-  const analysed = analyseQuery(query, deps.lexicon, new Set(tuning.expansionSources));
-  const scope = resolveSearchScope(deps.searchIndex.db, request.orgId, jurisdictions);
-  const focus = mentioned.length > 0 ? resolveSearchScope(deps.searchIndex.db, request.orgId, mentioned) : undefined;
-
-  // The vector half goes to a search worker first, so it runs while this thread scores BM25.
-  let task: VectorTask | undefined;
-  if (method !== "bm25") {
-    const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
-    task = {
-      queryVector: (await deps.searchIndex.embedder.embed([query]))[0]!,
-      orgId: request.orgId,
-      scope,
-      focus: focus === undefined ? undefined : { jurisdictions: mentioned, scope: focus },
-      shortlist,
-      limit: Math.min(candidates, shortlist),
-      probes: tuning.vectorProbes,
-    };
-  }
-  // Never rejects (a failed worker yields undefined), so nothing is left unhandled if BM25 throws.
-  const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => undefined);
-  const within = [scope, ...(focus ? [focus] : [])];
-  // Alone, BM25 must fill the page; in the hybrid, a query of common terms that few passages
-  // hold all of leaves the rest to the vector half and the expansions, not to an OR that
-  // would score most of the index.
-  const bm25 = method === "vector" ? [] : bm25Search(deps.searchIndex, query, within, tuning.fts, candidates, method === "bm25" ? topK : 0);
-  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, deps.searchIndex.termStatistics.current().isCommon);
-  const expanded =
-    expansionMatch === undefined
-      ? []
-      : within.map((s) => ftsSearch(deps.searchIndex.db, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
-  // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
-  if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {
-    const ids = mergeHits(bm25, expanded, (h) => -h.bm25).slice(0, Math.ceil(tuning.rerankCandidates / 2)).map((h) => h.chunkId);
-    for (const row of loadChunks(deps.searchIndex.db, ids).values()) deps.searchIndex.candidateFields.prepare(candidateTextOf(row, names));
-  }
-  // A worker that failed (the pool logged why) leaves the vector half to this thread.
-  const vector = task === undefined ? [] : ((await inWorker) ?? vectorCandidates(deps.searchIndex, task));
-
-  let cited: CitedHit[] = [];
-  let citationOnly = false;
-  if (method === "hybrid") {
-    const specificity = new Map<string, number>();
-    for (const c of citationsInQuery(query)) c.keys.forEach((k, i) => specificity.set(k, Math.max(specificity.get(k) ?? 0, i + 1)));
-    cited = citationLookup(deps.searchIndex.db, [...specificity.keys()], scopesOfSearch(request.orgId, jurisdictions)).map((h) => ({
-      chunkId: h.chunkId,
-      specificity: specificity.get(h.key) ?? 1,
-      position: h.position,
-    }));
-    // "Article 33" or "§ 899-aa(2)" alone: nothing but the citation and its code name.
-    citationOnly = cited.length > 0 && queryTerms(query.replace(/\b(?:article|art\.?|section|sec\.?)\b|§/gi, " ")).every((t) => /\d/.test(t) || t.length <= 4);
-  }
-  const weights = method === "bm25" ? { bm25: 1, vector: 0 } : method === "vector" ? { bm25: 0, vector: 1 } : tuning.weights;
-  const lexical = mergeHits(bm25, expanded.map((h) => ({ ...h, bm25: h.bm25 * EXPANSION_STAGE_ONE_WEIGHT })), (h) => -h.bm25);
-  // Passages of a jurisdiction the query names get the mention boost (hybrid.ts).
-  const boosted = method !== "hybrid" || mentioned.length === 0 ? new Set<number>() : chunksInScopes(deps.searchIndex.db, [...new Set([...lexical, ...vector].map((h) => h.chunkId))], [...mentioned, ...mentioned.map((slug) => orgScope(request.orgId, slug))]);
-  const ranked = fuse(lexical, vector, [], weights, Number.MAX_SAFE_INTEGER, false, { chunkIds: boosted, amount: tuning.mentionBoost }).map((r) => ({
-    chunkId: r.chunkId,
-    fused: r.score,
-    score: r.score,
-  }));
-  return { analysed, mentioned, queryVector: task?.queryVector, ranked, cited, citationOnly };
-}
-
-/**
  * Hybrid search: stage one gathers and fuses candidates, the best `rerankCandidates` are
  * re-scored by the learned ranker (rank/model.ts), passages the query cites exactly come
  * first, and passages of one provision are folded together. `method` lets the quality
@@ -556,14 +328,10 @@ export async function searchKnowledgeBase(
   method: SearchMethod = "hybrid",
 ): Promise<SearchMatch[]> {
   ensureSearchIndex(deps);
-  const topK = Math.max(1, Math.min(SEARCH_TOP_K_MAX, request.topK));
+  const topK = pageSize(request);
   const gathered = await gatherCandidates(deps, request, tuning, method);
-  let ranked = gathered.ranked;
-  if (method === "hybrid" && tuning.rerank) {
-    ranked = (await candidateFeatureRows(deps, ranked.slice(0, tuning.rerankCandidates), gathered))
-      .map((r) => ({ ...r.candidate, score: scoreCandidate(tuning.ranker, r.features) }))
-      .sort((a, b) => b.score - a.score || a.chunkId - b.chunkId);
-  }
+  const ranked =
+    method === "hybrid" && tuning.rerank ? await rerank(deps.searchIndex, gathered.ranked.slice(0, tuning.rerankCandidates), gathered, tuning.ranker) : gathered.ranked;
   // Cited passages first (most specific citation first), then the ranking.
   const citedIds = new Set(gathered.cited.map((c) => c.chunkId));
   const citedFirst = fuse([], [], gathered.cited, tuning.weights, gathered.cited.length, gathered.citationOnly).map((c) => c.chunkId);
@@ -586,83 +354,11 @@ export async function searchKnowledgeBase(
       score: scores[i]!,
       source: row.source,
       citationPath: m.citationPath,
-      jurisdictionSlugs: JSON.parse(row.jurisdiction_slugs) as string[],
+      jurisdictionSlugs: jurisdictionsOfRow(row),
       ...(row.title ? { title: row.title } : {}),
       highlights: highlightsOf(m.content, gathered.analysed.stems, gathered.analysed.expansions),
     };
   });
-}
-
-/** Expansions' BM25 counts for less than the user's own words when the candidates are first fused. */
-const EXPANSION_STAGE_ONE_WEIGHT = 0.5;
-
-/** Expansions (the strongest) that bring candidates of their own: each one is a posting list FTS5 merges. */
-const EXPANSION_CANDIDATE_TERMS_MAX = 8;
-
-/** Expansion sources that bring candidates of their own; the others only weigh in on candidates found otherwise. */
-const CANDIDATE_SOURCES: ReadonlySet<ExpansionSource> = new Set(["glossary", "wordnet-derivation", "definition"]);
-
-/**
- * FTS5 MATCH for the query's expansions that bring candidates: each quoted, a phrase where it
- * has several words. An expansion in a large share of the index ("controller", "personal
- * data" over a big corpus) would make FTS5 score most of it and ranks little: it is left out
- * here, and still weighs in on the candidates the other searches find.
- */
-function expansionMatchExpression(analysed: AnalysedQuery, isCommon: (term: string) => boolean): string | undefined {
-  const terms = analysed.expansions
-    .filter((e) => CANDIDATE_SOURCES.has(e.source) && !e.text.split(" ").every(isCommon))
-    .slice(0, EXPANSION_CANDIDATE_TERMS_MAX)
-    .map((e) => `"${e.text.replace(/["']/g, " ")}"`);
-  return terms.length === 0 ? undefined : terms.join(" OR ");
-}
-
-/** A passage's fields as the ranker's BM25F reads them (the same as its BM25 row's). */
-function candidateTextOf(row: ChunkRow, names: Map<string, string>): CandidateText {
-  const jurisdictions = JSON.parse(row.jurisdiction_slugs) as string[];
-  return {
-    contentHash: row.content_hash,
-    citation: ftsText({ jurisdictions, source: row.source, citationPath: row.citation_path, heading: row.heading, content: row.content }, names).citation,
-    heading: row.heading,
-    title: row.title,
-    body: row.content,
-    jurisdictions,
-  };
-}
-
-/** Stage two's input: each candidate's features for the learned ranker (also read by scripts/fit-ranker.ts). */
-export async function candidateFeatureRows(
-  deps: SearchDeps,
-  candidates: readonly Candidate[],
-  gathered: Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector">,
-): Promise<{ candidate: Candidate; citationPath: string; features: FeatureVector }[]> {
-  if (candidates.length === 0) return [];
-  const ids = candidates.map((c) => c.chunkId);
-  const rows = loadChunks(deps.searchIndex.db, ids);
-  const { queryVector } = gathered;
-  const vectors = queryVector === undefined ? new Map<number, Float32Array>() : chunkVectors(deps.searchIndex.db, ids);
-  const cosineOf = (id: number) => {
-    const v = vectors.get(id);
-    return v === undefined || queryVector === undefined ? 0 : dot(v, queryVector);
-  };
-  const bestCosine = Math.max(...ids.map(cosineOf));
-  const headingVectors = queryVector === undefined ? [] : await deps.searchIndex.headingVectors.of([...rows.values()]);
-  const stats = deps.searchIndex.termStatistics.current();
-  const names = jurisdictionNames(deps.searchIndex.db);
-  return candidates.flatMap((candidate) => {
-    const row = rows.get(candidate.chunkId);
-    if (row === undefined) return [];
-    const text = candidateTextOf(row, names);
-    const headingVector = headingVectors.find((h) => h.hash === row.content_hash)?.vector;
-    const titleCosine = headingVector === undefined || queryVector === undefined ? 0 : dot(headingVector, queryVector);
-    const signals = { cosine: cosineOf(candidate.chunkId), titleCosine, bestCosine, mentioned: gathered.mentioned };
-    return [{ candidate, citationPath: row.citation_path, features: candidateFeatures(text, deps.searchIndex.candidateFields.of(text), gathered.analysed, stats, signals) }];
-  });
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
-  return sum;
 }
 
 /**

@@ -25,7 +25,9 @@ import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
 import { Lexicon } from "../../src/search/lexicon";
 import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
-import { DEFAULT_SEARCH_TUNING, searchKnowledgeBase, type SearchMethod, type SearchTuning } from "../../src/search/service";
+import type { SearchMethod } from "../../src/search/request";
+import { searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "../../src/search/tuning";
 import questionsFile from "./questions.json";
 
 export interface Judgment {

@@ -5,7 +5,8 @@ import { openDatabase } from "../../src/db/open";
 import { upsertJurisdiction } from "../../src/auth/store";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
-import { DEFAULT_SEARCH_TUNING, indexDocument, searchKnowledgeBase } from "../../src/search/service";
+import { indexDocument, searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { tempDir } from "../helpers/server";
 
 // Past 5,000 passages, terms in more than a fiftieth of them are "common". This index has

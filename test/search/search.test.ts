@@ -7,15 +7,8 @@ import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { loadVectorExtension } from "../../src/db/vector-extension";
-import {
-  deleteDocumentChunks,
-  ensureSearchIndex,
-  indexDocumentChunks,
-  reembedAll,
-  DEFAULT_SEARCH_TUNING,
-  resolveJurisdictions,
-  searchKnowledgeBase,
-} from "../../src/search/service";
+import { deleteDocumentChunks, ensureSearchIndex, indexDocumentChunks, reembedAll, resolveJurisdictions, searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
 import { tempDir } from "../helpers/server";
 

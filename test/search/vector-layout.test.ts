@@ -5,7 +5,9 @@ import { importSampleCorpus } from "../../src/search/corpus/import";
 import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
 import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
-import { DEFAULT_SEARCH_TUNING, ensureSearchIndex, indexDocumentChunks, searchKnowledgeBase, type SearchRequest } from "../../src/search/service";
+import type { SearchRequest } from "../../src/search/request";
+import { ensureSearchIndex, indexDocumentChunks, searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { shortlistDimensionsOf, VECTOR_TABLE } from "../../src/search/vector-store";
 import { tempDir } from "../helpers/server";
 
