@@ -25,12 +25,15 @@ import { createApiKey, createOrganisation } from "../../src/auth/service";
 import { recordOperatorTopUp } from "../../src/billing/operator";
 import { loadConfig } from "../../src/config";
 import { createDeps, type Deps } from "../../src/deps";
+import { createLogger } from "../../src/log";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/import";
 import type { CorpusPassage } from "../../src/search/corpus/passages";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { l2Normalise } from "../../src/search/embedder/vector";
-import { clusterVectorsIfGrown, ensureSearchIndex, indexDocument, IVF_VECTORS_MIN, searchKnowledgeBase } from "../../src/search/service";
+import { indexDocument } from "../../src/search/indexing";
+import { IVF_VECTORS_MIN, maintainSearchIndex } from "../../src/search/maintenance";
+import { searchKnowledgeBase } from "../../src/search/service";
 import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { seededRandom as random } from "../../src/search/ivf";
 import { sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
@@ -51,6 +54,11 @@ const CLIENTS = 4;
 const QUERIES = questionsFile.questions.map((q) => q.query);
 const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
 const SHORTLIST = Number(flag("shortlist", String(DEFAULT_SEARCH_TUNING.vectorShortlist)));
+
+/** Maintenance of an index built here (the static embedder), as `regkb corpus import` runs it. */
+function maintain(searchIndex: SearchIndex) {
+  return maintainSearchIndex({ searchIndex, config: { embedder: { kind: "static" } }, log: createLogger("silent") });
+}
 
 function percentile(sortedMs: number[], p: number): number {
   return sortedMs[Math.min(sortedMs.length - 1, Math.floor((p / 100) * sortedMs.length))]!;
@@ -104,6 +112,7 @@ async function benchSampleImport(): Promise<void> {
   const db = await openDatabase(dir);
   const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
   const searchIndex = new SearchIndex(db, embedder);
+  await maintain(searchIndex);
   const s = await importSampleCorpus({ searchIndex });
   console.log(`sample import: ${s.chunksAdded} passages in ${(s.elapsedMs / 1000).toFixed(2)} s = ${Math.round(s.chunksAdded / (s.elapsedMs / 1000))} passages/s (embedder ${embedder.id})`);
   const again = await importSampleCorpus({ searchIndex });
@@ -153,6 +162,7 @@ async function benchCorpora(): Promise<void> {
   const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0" }, { dataDir: dir, port: 0, host: "127.0.0.1" });
   const deps = await createDeps(config);
   const sample = (await loadSampleCorpus()).passages;
+  await maintainSearchIndex(deps);
   await importSampleCorpus(deps);
   const org = createOrganisation(deps, { name: "Bench", jurisdictions: deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug) });
   recordOperatorTopUp(deps, { orgId: org.id, amountPence: 100_000_000, reference: "bench" });
@@ -164,6 +174,12 @@ async function benchCorpora(): Promise<void> {
     await grow(deps, sample, size, target, target);
     const seconds = (performance.now() - started) / 1000;
     console.log(`corpus ${target}: indexed ${target - size} passages in ${seconds.toFixed(1)} s (${Math.round((target - size) / seconds)} passages/s)`);
+    // As after `regkb corpus import`: a corpus that grew enough is clustered.
+    const maintenanceStarted = performance.now();
+    const { clustered } = await maintainSearchIndex(deps);
+    if (clustered !== undefined) {
+      console.log(`corpus ${target}: clustered ${clustered.vectors} vectors into ${clustered.clusters} clusters in ${((performance.now() - maintenanceStarted) / 1000).toFixed(1)} s`);
+    }
     size = target;
     deps.db.exec("PRAGMA optimize");
     // Building the corpus leaves hundreds of MB of garbage a serving process would not have;
@@ -221,7 +237,7 @@ async function benchVectors(): Promise<void> {
   const db = await openDatabase(dir);
   const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
   const deps = { searchIndex: new SearchIndex(db, embedder) };
-  ensureSearchIndex(deps);
+  await maintain(deps.searchIndex);
   // Only the vector tables are exercised: no passage rows, so skip the foreign keys to them.
   db.exec("PRAGMA foreign_keys = OFF");
   const sample = (await loadSampleCorpus()).passages;
@@ -259,7 +275,7 @@ async function benchVectors(): Promise<void> {
   console.log(`vectors ${VECTORS}: flat scan (int8 shortlist ${SHORTLIST}, float re-score) ${await vectorFigures(deps.searchIndex, slugs, 0)}`);
   if (VECTORS >= IVF_VECTORS_MIN) {
     const trainStarted = performance.now();
-    const trained = clusterVectorsIfGrown(deps)!;
+    const trained = (await maintain(deps.searchIndex)).clustered!;
     console.log(`vectors ${VECTORS}: clustered into ${trained.clusters} clusters in ${((performance.now() - trainStarted) / 1000).toFixed(1)} s`);
     for (const probes of PROBES) {
       console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters ${await vectorFigures(deps.searchIndex, slugs, probes)}`);

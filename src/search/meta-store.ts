@@ -4,6 +4,9 @@
  */
 import type { Database } from "bun:sqlite";
 
+/** Set once every organisation passage's BM25 row carries the organisation-passage token (scopes.ts). */
+export const ORGANISATION_PASSAGES_MARKED = "fts_organisation_token";
+
 export interface IndexMeta {
   embedderId: string;
   dimensions: number;

@@ -3,15 +3,20 @@
  * that depends on what that database holds. Built once per connection (src/deps.ts) and
  * passed to searches, indexing and maintenance; nothing about an index lives in module
  * state. A search worker thread keeps its own CentroidCache for its own connection.
+ *
+ * Searches and indexing never upgrade the index: they refuse one that needs maintenance
+ * (maintenance.ts), which `regkb serve` runs before it listens.
  */
 import type { Database } from "bun:sqlite";
 import type { Embedder } from "./embedder/types";
 import { HeadingVectorCache } from "./heading-vectors";
 import { CentroidCache } from "./ivf-store";
 import type { Lexicon } from "./lexicon";
+import { ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue } from "./meta-store";
 import { FieldCache } from "./rank/features";
 import { TermStatisticsCache } from "./rank/statistics";
 import type { VectorSearchPool } from "./vector-pool";
+import { shortlistDimensionsOf } from "./vector-store";
 
 export class SearchIndex {
   /** The shared corpus's IVF centroids, reloaded after a retrain. */
@@ -22,8 +27,8 @@ export class SearchIndex {
   readonly headingVectors: HeadingVectorCache;
   /** Candidate passages' tokenised fields for the ranker. */
   readonly candidateFields = new FieldCache();
-  /** The embedder signature ensureSearchIndex last prepared this index for. */
-  preparedFor: string | undefined;
+  /** This connection found the index ready; checked again only after forgetReady. */
+  #ready = false;
 
   constructor(
     readonly db: Database,
@@ -33,6 +38,40 @@ export class SearchIndex {
     this.termStatistics = new TermStatisticsCache(db);
     this.headingVectors = new HeadingVectorCache(embedder);
   }
+
+  /** What maintenance must do before this index may be searched or written, or undefined if nothing. */
+  maintenanceDue(): string | undefined {
+    if (this.#ready) return undefined;
+    const due = maintenanceDue(this.db, this.embedder);
+    this.#ready = due === undefined;
+    return due;
+  }
+
+  /** Throws, naming what is due, unless the index may be searched and written. */
+  assertReady(): void {
+    const due = this.maintenanceDue();
+    if (due !== undefined) {
+      throw new Error(`the search index needs maintenance (${due}): run \`regkb corpus maintain\` (\`regkb serve\` runs it before it listens)`);
+    }
+  }
+
+  /** The index is being taken apart (re-embedding): it is checked again before its next use. */
+  forgetReady(): void {
+    this.#ready = false;
+  }
+}
+
+function maintenanceDue(db: Database, embedder: Embedder): string | undefined {
+  const meta = readIndexMeta(db);
+  if (meta === undefined) return "no embedder is recorded for it yet";
+  if (meta.embedderId !== embedder.id || meta.dimensions !== embedder.dimensions) {
+    return `it was built with embedder ${meta.embedderId} (${meta.dimensions}-d) but ${embedder.id} (${embedder.dimensions}-d) is configured`;
+  }
+  const kept = shortlistDimensionsOf(db);
+  if (kept === undefined) return "it has no vector table";
+  if (kept !== embedder.shortlistDimensions) return `its vector table keeps ${kept} dimensions, the embedder's shortlist ${embedder.shortlistDimensions}`;
+  if (readMetaValue(db, ORGANISATION_PASSAGES_MARKED) === undefined) return "organisation passages are not marked yet";
+  return undefined;
 }
 
 /** What the search capability needs from Deps. */

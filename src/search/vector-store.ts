@@ -14,10 +14,6 @@ export const VECTOR_TABLE = "search_vec";
 /** Owner partition of the vector table: the shared corpus, or one organisation's documents. */
 export const SHARED_OWNER = "shared";
 
-export function vectorTableExists(db: Database): boolean {
-  return db.query("SELECT 1 FROM sqlite_master WHERE name = ?").get(VECTOR_TABLE) !== null;
-}
-
 /**
  * Leading dimensions the vector table's int8 copies keep, read from the table's own
  * declaration (so it is right whichever version created the table), or undefined if there is no table.

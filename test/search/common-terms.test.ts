@@ -3,10 +3,11 @@ import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
 import { upsertJurisdiction } from "../../src/auth/store";
-import { createEmbedder } from "../../src/search/embedder/index";
-import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
-import { indexDocument, searchKnowledgeBase } from "../../src/search/service";
+import type { SearchDeps } from "../../src/search/search-index";
+import { indexDocument } from "../../src/search/indexing";
+import { searchKnowledgeBase } from "../../src/search/service";
 import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
+import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // Past 5,000 passages, terms in more than a fiftieth of them are "common". This index has
@@ -21,7 +22,7 @@ const bm25 = (query: string) =>
 beforeAll(async () => {
   dir = tempDir();
   const db = await openDatabase(dir);
-  deps = { db, searchIndex: new SearchIndex(db, await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 })) };
+  deps = { db, searchIndex: await readySearchIndex(db) };
   upsertJurisdiction(deps.db, { slug: "eu", name: "European Union", description: "EU" });
   deps.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
   const words = (i: number) => (i < 2000 ? "alpha gamma" : i < 4000 ? "beta gamma" : i < 5000 ? "alpha beta" : i < 5003 ? "delta epsilon" : "delta");

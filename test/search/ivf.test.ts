@@ -3,12 +3,12 @@ import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
-import { createEmbedder } from "../../src/search/embedder/index";
-import { SearchIndex } from "../../src/search/search-index";
-import { indexDocument } from "../../src/search/service";
+import type { SearchIndex } from "../../src/search/search-index";
+import { indexDocument } from "../../src/search/indexing";
 import { exactVectorSearch, vectorSearch } from "../../src/search/vector-knn";
 import { clusterSharedVectors } from "../../src/search/vector-layout";
 import { VECTOR_TABLE } from "../../src/search/vector-store";
+import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // The sample corpus is far below the clustering threshold, so it is clustered explicitly
@@ -21,7 +21,7 @@ const CLUSTERS = 8;
 beforeAll(async () => {
   dir = tempDir();
   const db = await openDatabase(dir);
-  deps = { db, searchIndex: new SearchIndex(db, await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 })) };
+  deps = { db, searchIndex: await readySearchIndex(db) };
   await importSampleCorpus(deps);
   all = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
   clusterSharedVectors(deps.db, deps.searchIndex.embedder.dimensions, { clusters: CLUSTERS, sampleVectors: 400, rounds: 20, batchVectors: 128, seed: 1 });

@@ -2,13 +2,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
-import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
-import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
+import { indexDocumentChunks } from "../../src/search/indexing";
 import type { SearchRequest } from "../../src/search/request";
-import { ensureSearchIndex, indexDocumentChunks, searchKnowledgeBase } from "../../src/search/service";
+import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
+import { searchKnowledgeBase } from "../../src/search/service";
 import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { shortlistDimensionsOf, VECTOR_TABLE } from "../../src/search/vector-store";
+import { maintain, readySearchIndex, staticEmbedder } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // An index made by a version whose int8 copies kept every dimension is rebuilt, from the
@@ -21,10 +22,10 @@ let all: string[];
 beforeAll(async () => {
   dir = tempDir();
   const db = await openDatabase(dir);
-  const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
+  const embedder = await staticEmbedder();
   const fullWidth: Embedder = { id: embedder.id, dimensions: embedder.dimensions, shortlistDimensions: embedder.dimensions, embed: (t) => embedder.embed(t) };
+  earlier = { searchIndex: await readySearchIndex(db, fullWidth) };
   current = { searchIndex: new SearchIndex(db, embedder) };
-  earlier = { searchIndex: new SearchIndex(db, fullWidth) };
   await importSampleCorpus(earlier);
   all = db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
   db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
@@ -57,11 +58,13 @@ test("the earlier layout is rebuilt to the shortlist prefix, with the same answe
   const before = await ranking(earlier);
   const rows = current.searchIndex.db.query<{ n: number }, []>("SELECT count(*) AS n FROM search_chunk_scopes").get()!.n;
 
-  expect(ensureSearchIndex(current)).toEqual({ rebuiltVectors: rows });
+  // A search never rebuilds the table itself: it refuses until maintenance has.
+  await expect(searchKnowledgeBase(current, requests()[0]!)).rejects.toThrow("its vector table keeps 256 dimensions, the embedder's shortlist 128");
+  expect(await maintain(current.searchIndex)).toEqual({ rebuiltVectors: rows });
   expect(shortlistDimensionsOf(current.searchIndex.db)).toBe(128);
   expect(current.searchIndex.db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${VECTOR_TABLE}`).get()!.n).toBe(rows);
   expect(await ranking(current)).toEqual(before);
-  expect(ensureSearchIndex(current)).toEqual({});
+  expect(await maintain(current.searchIndex)).toEqual({});
 });
 
 test("an organisation's own passages keep their partition through the rebuild", async () => {

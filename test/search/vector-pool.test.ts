@@ -5,12 +5,12 @@ import { join } from "node:path";
 import { cacheDir, databasePath, openDatabase } from "../../src/db/open";
 import { createLogger } from "../../src/log";
 import { importSampleCorpus } from "../../src/search/corpus/import";
-import { createEmbedder } from "../../src/search/embedder/index";
-import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
+import type { SearchDeps } from "../../src/search/search-index";
 import type { SearchRequest } from "../../src/search/request";
 import { searchKnowledgeBase } from "../../src/search/service";
 import { VectorSearchPool } from "../../src/search/vector-pool";
 import questionsFile from "../search-quality/questions.json";
+import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // The sample corpus searched on one thread and with the vector half on worker threads.
@@ -30,7 +30,7 @@ const request = (query: string, jurisdictions = all): SearchRequest => ({ orgId:
 beforeAll(async () => {
   dir = tempDir();
   const db = await openDatabase(dir);
-  local = { db, searchIndex: new SearchIndex(db, await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 })) };
+  local = { db, searchIndex: await readySearchIndex(db) };
   await importSampleCorpus(local);
   all = local.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
   local.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
@@ -100,7 +100,7 @@ test("a worker that never answers is retired after the task timeout", async () =
 test("closing the pool closes the workers' connections and refuses new tasks", async () => {
   const own = tempDir();
   const db = await openDatabase(own);
-  const searchIndex = new SearchIndex(db, local.searchIndex.embedder);
+  const searchIndex = await readySearchIndex(db, local.searchIndex.embedder);
   await importSampleCorpus({ searchIndex });
   db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
   const workers = new VectorSearchPool({ databaseFile: databasePath(own), cacheDir: cacheDir(own), workers: 1, log });

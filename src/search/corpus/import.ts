@@ -1,7 +1,7 @@
 /**
  * Importing passages into the shared knowledge base: the sample corpus shipped inside
  * the binary, a JSONL file of passages, or a folder of .md/.txt/.pdf files described by
- * a manifest. Idempotent: each instrument is diffed by content hash (service.indexDocument).
+ * a manifest. Idempotent: each instrument is diffed by content hash (indexing.indexDocument).
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, extname, join, relative, resolve } from "node:path";
@@ -9,8 +9,7 @@ import sampleJurisdictions from "../../../data/corpus/jurisdictions.json";
 import passagesPath from "../../../data/corpus/passages.jsonl" with { type: "file" };
 import { upsertJurisdiction } from "../../auth/store";
 import type { PdfParser } from "../../documents/pdf/parser";
-import type { SearchDeps } from "../search-index";
-import { indexDocument } from "../service";
+import { indexDocument, type IndexingDeps } from "../indexing";
 import { parsePassagesJsonl, type CorpusJurisdiction, type CorpusPassage } from "./passages";
 import { chunkBlocks, normaliseSpaces, type StructureBlock } from "./structure";
 
@@ -46,10 +45,11 @@ function checkJurisdiction(j: unknown, origin: string): CorpusJurisdiction {
 
 /**
  * Imports passages grouped by their `document`. Jurisdictions listed are upserted first;
- * every passage's jurisdictions must then exist.
+ * every passage's jurisdictions must then exist. The index must be ready, and a corpus that
+ * grew is clustered by the maintenance after (maintenance.ts; `regkb corpus import` runs both).
  */
 export async function importPassages(
-  deps: Pick<SearchDeps, "searchIndex">,
+  deps: IndexingDeps,
   corpus: { jurisdictions: CorpusJurisdiction[]; passages: CorpusPassage[] },
   onProgress?: (p: ImportProgress) => void,
   nowMs: () => number = () => performance.now(),
@@ -98,7 +98,7 @@ export async function loadSampleCorpus(): Promise<{ jurisdictions: CorpusJurisdi
   return { jurisdictions, passages };
 }
 
-export async function importSampleCorpus(deps: Pick<SearchDeps, "searchIndex">, onProgress?: (p: ImportProgress) => void): Promise<ImportSummary> {
+export async function importSampleCorpus(deps: IndexingDeps, onProgress?: (p: ImportProgress) => void): Promise<ImportSummary> {
   return importPassages(deps, await loadSampleCorpus(), onProgress);
 }
 
