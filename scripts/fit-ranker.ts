@@ -14,7 +14,9 @@ import { join } from "node:path";
 import { untitledPath } from "../src/search/corpus/structure";
 import { FEATURES } from "../src/search/rank/features";
 import type { RankerModel } from "../src/search/rank/model";
-import { candidateFeatureRows, DEFAULT_SEARCH_TUNING, gatherCandidates, type SearchTuning } from "../src/search/service";
+import { gatherCandidates } from "../src/search/candidates";
+import { candidateFeatureRows } from "../src/search/rerank";
+import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "../src/search/tuning";
 import { buildEvalIndex, EVAL_ORG_ID, gradeOfPassage, questionsOf, scoreRanking, type EvalIndex, type Question } from "../test/search-quality/evaluate";
 
 const FOLDS = 5;
@@ -34,7 +36,7 @@ export async function collectRows(index: EvalIndex, questions: readonly Question
   for (const q of questions) {
     const request = { orgId: EVAL_ORG_ID, query: q.query, jurisdictions: q.jurisdictions ?? index.allJurisdictions, topK: 10 };
     const gathered = await gatherCandidates(index.deps, request, tuning, "hybrid");
-    const rows = await candidateFeatureRows(index.deps, gathered.ranked.slice(0, tuning.rerankCandidates), gathered);
+    const rows = await candidateFeatureRows(index.deps.searchIndex, gathered.ranked.slice(0, tuning.rerankCandidates), gathered);
     out.push({
       question: q,
       paths: rows.map((r) => r.citationPath),

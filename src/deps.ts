@@ -12,6 +12,7 @@ import { RunEngine } from "./jobs/engine";
 import { createLogger, type Logger } from "./log";
 import { createEmbedder, type Embedder } from "./search/embedder/index";
 import { Lexicon } from "./search/lexicon";
+import { SearchIndex } from "./search/search-index";
 import { VectorSearchPool } from "./search/vector-pool";
 
 /**
@@ -37,6 +38,8 @@ export interface Deps {
   sandbox: SandboxPool;
   /** Turns text into vectors for search and indexing (REGKB_EMBEDDER). */
   embedder: Embedder;
+  /** The knowledge-base index of `db` with `embedder`, and its caches. */
+  searchIndex: SearchIndex;
   /** The vocabulary bridge a search expands its query through (data/lexicon). */
   lexicon: Lexicon;
   /** Threads for the vector half of searches (REGKB_SEARCH_WORKERS); undefined: searches run on one thread. */
@@ -63,6 +66,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     storage: new StorageMonitor({ dataDir: config.dataDir, clock, log }),
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
     embedder,
+    searchIndex: new SearchIndex(db, embedder),
     lexicon: await Lexicon.load(),
     vectorSearchPool:
       config.searchWorkers === 0

@@ -25,16 +25,21 @@ import { createApiKey, createOrganisation } from "../../src/auth/service";
 import { recordOperatorTopUp } from "../../src/billing/operator";
 import { loadConfig } from "../../src/config";
 import { createDeps, type Deps } from "../../src/deps";
+import { createLogger } from "../../src/log";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/import";
 import type { CorpusPassage } from "../../src/search/corpus/passages";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { l2Normalise } from "../../src/search/embedder/vector";
-import { clusterVectorsIfGrown, ensureSearchIndex, indexDocument, searchKnowledgeBase, DEFAULT_SEARCH_TUNING, IVF_VECTORS_MIN } from "../../src/search/service";
+import { indexDocument } from "../../src/search/indexing";
+import { IVF_VECTORS_MIN, maintainSearchIndex } from "../../src/search/maintenance";
+import { searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { seededRandom as random } from "../../src/search/ivf";
-import { exactVectorSearch, loadCentroids, SHARED_OWNER, sharedVectorCount, UNCLUSTERED, vectorSearch, VECTOR_TABLE } from "../../src/search/store";
-import type { Embedder } from "../../src/search/embedder/types";
-import type { Database } from "bun:sqlite";
+import { sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
+import { SearchIndex } from "../../src/search/search-index";
+import { exactVectorSearch, vectorSearch } from "../../src/search/vector-knn";
+import { SHARED_OWNER, VECTOR_TABLE } from "../../src/search/vector-store";
 import { startServer } from "../../src/server";
 import questionsFile from "../../test/search-quality/questions.json";
 
@@ -49,6 +54,11 @@ const CLIENTS = 4;
 const QUERIES = questionsFile.questions.map((q) => q.query);
 const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
 const SHORTLIST = Number(flag("shortlist", String(DEFAULT_SEARCH_TUNING.vectorShortlist)));
+
+/** Maintenance of an index built here (the static embedder), as `regkb corpus import` runs it. */
+function maintain(searchIndex: SearchIndex) {
+  return maintainSearchIndex({ searchIndex, config: { embedder: { kind: "static" } }, log: createLogger("silent") });
+}
 
 function percentile(sortedMs: number[], p: number): number {
   return sortedMs[Math.min(sortedMs.length - 1, Math.floor((p / 100) * sortedMs.length))]!;
@@ -71,7 +81,8 @@ function tempDir(name: string): string {
 /** Exact answers are computed once per query and reused for every probe count (they cost seconds each at 1M). */
 const exactAnswers = new Map<string, Set<number>>();
 
-async function vectorFigures(db: Database, embedder: Embedder, slugs: string[], probes: number): Promise<string> {
+async function vectorFigures(index: SearchIndex, slugs: string[], probes: number): Promise<string> {
+  const { db, embedder } = index;
   const shortlist = SHORTLIST;
   const latencies: number[] = [];
   let recallSum = 0;
@@ -81,7 +92,7 @@ async function vectorFigures(db: Database, embedder: Embedder, slugs: string[], 
   for (let i = 0; i < QUERY_COUNT; i++) {
     const t0 = performance.now();
     const q = (await embedder.embed([QUERIES[i % QUERIES.length]!]))[0]!;
-    const hits = vectorSearch(db, q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
+    const hits = vectorSearch(db, index.centroids.current(), q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
     latencies.push(performance.now() - t0);
     if (i < recallQueries) {
       const cacheKey = `${corpusKey}|${i}`;
@@ -100,9 +111,11 @@ async function benchSampleImport(): Promise<void> {
   const dir = tempDir("sample");
   const db = await openDatabase(dir);
   const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
-  const s = await importSampleCorpus({ db, embedder });
+  const searchIndex = new SearchIndex(db, embedder);
+  await maintain(searchIndex);
+  const s = await importSampleCorpus({ searchIndex });
   console.log(`sample import: ${s.chunksAdded} passages in ${(s.elapsedMs / 1000).toFixed(2)} s = ${Math.round(s.chunksAdded / (s.elapsedMs / 1000))} passages/s (embedder ${embedder.id})`);
-  const again = await importSampleCorpus({ db, embedder });
+  const again = await importSampleCorpus({ searchIndex });
   console.log(`sample re-import (unchanged): ${(again.elapsedMs / 1000).toFixed(2)} s`);
   db.close();
   rmSync(dir, { recursive: true, force: true });
@@ -149,6 +162,7 @@ async function benchCorpora(): Promise<void> {
   const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0" }, { dataDir: dir, port: 0, host: "127.0.0.1" });
   const deps = await createDeps(config);
   const sample = (await loadSampleCorpus()).passages;
+  await maintainSearchIndex(deps);
   await importSampleCorpus(deps);
   const org = createOrganisation(deps, { name: "Bench", jurisdictions: deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug) });
   recordOperatorTopUp(deps, { orgId: org.id, amountPence: 100_000_000, reference: "bench" });
@@ -160,6 +174,12 @@ async function benchCorpora(): Promise<void> {
     await grow(deps, sample, size, target, target);
     const seconds = (performance.now() - started) / 1000;
     console.log(`corpus ${target}: indexed ${target - size} passages in ${seconds.toFixed(1)} s (${Math.round((target - size) / seconds)} passages/s)`);
+    // As after `regkb corpus import`: a corpus that grew enough is clustered.
+    const maintenanceStarted = performance.now();
+    const { clustered } = await maintainSearchIndex(deps);
+    if (clustered !== undefined) {
+      console.log(`corpus ${target}: clustered ${clustered.vectors} vectors into ${clustered.clusters} clusters in ${((performance.now() - maintenanceStarted) / 1000).toFixed(1)} s`);
+    }
     size = target;
     deps.db.exec("PRAGMA optimize");
     // Building the corpus leaves hundreds of MB of garbage a serving process would not have;
@@ -195,13 +215,13 @@ async function benchCorpora(): Promise<void> {
       `corpus ${target}: searchKnowledgeBase p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms (${QUERY_COUNT} queries, embedding included); ` +
         `HTTP ${CLIENTS} clients ${rps.toFixed(0)} req/s`,
     );
-    const clusters = loadCentroids(deps.db)?.count;
+    const clusters = deps.searchIndex.centroids.current()?.count;
     const sharedSlugs = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
     if (clusters === undefined) {
-      console.log(`corpus ${target}: vector search (flat scan) ${await vectorFigures(deps.db, deps.embedder, sharedSlugs, 0)}`);
+      console.log(`corpus ${target}: vector search (flat scan) ${await vectorFigures(deps.searchIndex, sharedSlugs, 0)}`);
     } else {
       for (const probes of PROBES) {
-        console.log(`corpus ${target}: vector search, ${probes}/${clusters} clusters ${await vectorFigures(deps.db, deps.embedder, sharedSlugs, probes)}`);
+        console.log(`corpus ${target}: vector search, ${probes}/${clusters} clusters ${await vectorFigures(deps.searchIndex, sharedSlugs, probes)}`);
       }
     }
   }
@@ -216,8 +236,8 @@ async function benchVectors(): Promise<void> {
   const dir = tempDir("vectors");
   const db = await openDatabase(dir);
   const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
-  const deps = { db, embedder };
-  ensureSearchIndex(deps);
+  const deps = { searchIndex: new SearchIndex(db, embedder) };
+  await maintain(deps.searchIndex);
   // Only the vector tables are exercised: no passage rows, so skip the foreign keys to them.
   db.exec("PRAGMA foreign_keys = OFF");
   const sample = (await loadSampleCorpus()).passages;
@@ -252,13 +272,13 @@ async function benchVectors(): Promise<void> {
   process.stdout.write("\n");
   console.log(`vectors ${VECTORS}: built in ${((performance.now() - started) / 1000).toFixed(0)} s (${dims}-d, ${slugs.length} jurisdictions)`);
 
-  console.log(`vectors ${VECTORS}: flat scan (int8 shortlist ${SHORTLIST}, float re-score) ${await vectorFigures(db, embedder, slugs, 0)}`);
+  console.log(`vectors ${VECTORS}: flat scan (int8 shortlist ${SHORTLIST}, float re-score) ${await vectorFigures(deps.searchIndex, slugs, 0)}`);
   if (VECTORS >= IVF_VECTORS_MIN) {
     const trainStarted = performance.now();
-    const trained = clusterVectorsIfGrown(deps)!;
+    const trained = (await maintain(deps.searchIndex)).clustered!;
     console.log(`vectors ${VECTORS}: clustered into ${trained.clusters} clusters in ${((performance.now() - trainStarted) / 1000).toFixed(1)} s`);
     for (const probes of PROBES) {
-      console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters ${await vectorFigures(db, embedder, slugs, probes)}`);
+      console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters ${await vectorFigures(deps.searchIndex, slugs, probes)}`);
     }
   }
   db.close();

@@ -1,5 +1,5 @@
 import { importPassages, importSampleCorpus, loadCorpusPath, type ImportProgress, type ImportSummary } from "../search/corpus/import";
-import { reembedAll } from "../search/service";
+import { maintainSearchIndex, reembedAll, type MaintenanceReport } from "../search/maintenance";
 import { CliError } from "./args";
 import type { Command } from "./command";
 
@@ -33,6 +33,17 @@ function summaryLine(s: ImportSummary): string {
   );
 }
 
+/** What maintenance did, or "" when nothing was due. */
+function maintenanceText(r: MaintenanceReport): string {
+  const done = [
+    r.reembeddedPassages === undefined ? "" : `re-embedded ${r.reembeddedPassages} passages`,
+    r.rebuiltVectors === undefined ? "" : `rebuilt ${r.rebuiltVectors} vector rows`,
+    r.markedPassages === undefined ? "" : `marked ${r.markedPassages} organisation passages`,
+    r.clustered === undefined ? "" : `clustered ${r.clustered.vectors} vectors into ${r.clustered.clusters} clusters`,
+  ].filter((s) => s !== "");
+  return done.length === 0 ? "" : `search index: ${done.join(", ")}`;
+}
+
 export const corpusCommands: Command[] = [
   {
     name: "corpus import",
@@ -45,12 +56,15 @@ export const corpusCommands: Command[] = [
         throw new CliError("give either --sample or one PATH (a .jsonl file of passages or a folder with manifest.json)");
       }
       const d = await deps();
+      const corpus = sample ? undefined : await loadCorpusPath(positionals[0]!, () => d.pdf);
+      // Before: the index must be ready to write; after: a corpus that grew gets clustered.
+      const before = await maintainSearchIndex(d);
       const bar = interactive ? progressBar("importing") : undefined;
-      const summary = sample
-        ? await importSampleCorpus(d, bar?.update)
-        : await importPassages(d, await loadCorpusPath(positionals[0]!, () => d.pdf), bar?.update);
+      const summary = corpus === undefined ? await importSampleCorpus(d, bar?.update) : await importPassages(d, corpus, bar?.update);
       bar?.done();
-      return { json: summary, text: summaryLine(summary) };
+      const maintenance = { ...before, ...(await maintainSearchIndex(d)) };
+      const done = maintenanceText(maintenance);
+      return { json: { ...summary, maintenance }, text: done === "" ? summaryLine(summary) : `${summaryLine(summary)}; ${done}` };
     },
   },
   {
@@ -62,13 +76,28 @@ export const corpusCommands: Command[] = [
       const d = await deps();
       const bar = interactive ? progressBar("re-embedding") : undefined;
       const started = performance.now();
-      const { chunks } = await reembedAll(d, bar?.update);
+      const { chunks } = await reembedAll(d.searchIndex, bar?.update);
       bar?.done();
+      // The new vectors are unclustered, and organisation passages are marked again.
+      await maintainSearchIndex(d);
       const elapsedMs = Math.round(performance.now() - started);
       return {
         json: { chunks, embedderId: d.embedder.id, dimensions: d.embedder.dimensions, elapsedMs },
         text: `re-embedded ${chunks} passages with ${d.embedder.id} (${d.embedder.dimensions}-d) in ${(elapsedMs / 1000).toFixed(1)} s`,
       };
+    },
+  },
+  {
+    name: "corpus maintain",
+    summary: "Bring the search index up to date (regkb serve does this before it listens): re-embed after a built-in embedder changed, rebuild the vector table, cluster a grown corpus",
+    usage: "regkb corpus maintain",
+    flags: {},
+    async run({ deps, interactive }) {
+      const d = await deps();
+      const bar = interactive ? progressBar("re-embedding") : undefined;
+      const report = await maintainSearchIndex(d, bar?.update);
+      bar?.done();
+      return { json: report, text: maintenanceText(report) || "search index: nothing to do" };
     },
   },
 ];

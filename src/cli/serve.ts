@@ -1,6 +1,6 @@
 import { backgroundServices } from "../background";
 import { importSampleCorpus } from "../search/corpus/import";
-import { ensureSearchIndex, indexNeedsReembedding, reembedAll } from "../search/service";
+import { maintainSearchIndex } from "../search/maintenance";
 import { startServer } from "../server";
 import type { Command } from "./command";
 import { ensureDemo } from "./demo";
@@ -14,22 +14,14 @@ export const serveCommands: Command[] = [
     flags: { port: "string", host: "string", demo: "boolean", init: "boolean" },
     async run({ flags, config, deps }) {
       const d = await deps();
-      // Fail at start, not on the first search, when the index was built by another embedder;
-      // rebuild an earlier version's vector table before listening, not during a request.
-      const started = performance.now();
-      // A new version of a built-in embedder (its id carries the table's hash) re-embeds the
-      // index here, from text already stored: seconds for the sample corpus. An external
-      // embedder (openai) costs money and network, so that stays an operator's decision.
-      if (config.embedder.kind !== "openai" && indexNeedsReembedding(d)) {
-        const { chunks } = await reembedAll(d);
-        d.log.info("index_reembedded", { embedder: d.embedder.id, passages: chunks, elapsedMs: Math.round(performance.now() - started) });
-      }
-      const { rebuiltVectors } = ensureSearchIndex(d);
-      if (rebuiltVectors !== undefined) d.log.info("vector_table_rebuilt", { vectors: rebuiltVectors, elapsedMs: Math.round(performance.now() - started) });
+      // Every index upgrade happens here, before listening, never during a request; an index
+      // built by an external embedder other than the configured one fails the start.
+      await maintainSearchIndex(d);
       if (flags.demo) {
         // Idempotent (content hashes): imports on the first start, a quick no-op after.
         const imported = await importSampleCorpus(d);
         d.log.info("sample_corpus", { added: imported.chunksAdded, unchanged: imported.chunksUnchanged });
+        await maintainSearchIndex(d);
       }
       const demo = flags.demo ? await ensureDemo(d) : undefined;
       let server: Awaited<ReturnType<typeof startServer>>;

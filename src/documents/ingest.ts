@@ -8,7 +8,7 @@ import type { Database } from "bun:sqlite";
 import { refund } from "../billing/ledger";
 import type { Deps } from "../deps";
 import { RunFailure, type Run, type RunKindSpec } from "../jobs/types";
-import { deleteDocumentChunks, indexDocumentChunks } from "../search/service";
+import { deleteDocumentChunks, indexDocumentChunks } from "../search/indexing";
 import { chunkPages } from "./chunk";
 import { documentPath } from "./files";
 import { PdfRejectedError } from "./pdf/parser";

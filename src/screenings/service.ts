@@ -6,7 +6,8 @@ import { isUuid } from "../ids";
 import { createReservedRun } from "../jobs/reserved-run";
 import { findRun } from "../jobs/store";
 import type { Run, RunKindSpec, RunStatus } from "../jobs/types";
-import { resolveJurisdictions, searchKnowledgeBase, type SearchMatch } from "../search/service";
+import type { SearchMatch } from "../search/request";
+import { resolveJurisdictions, searchKnowledgeBase } from "../search/service";
 
 export const SCREENING_RUN_KIND = "screening";
 export const SCREENING_KEYWORDS_MAX = 100;

@@ -12,7 +12,8 @@
  * scores 1 and comes first, the most specific citation first.
  * The weights were tuned on test/search-quality/questions.json (see its README).
  */
-import type { FtsHit, VectorHit } from "./store";
+import type { FtsHit } from "./fts-store";
+import type { VectorHit } from "./vector-knn";
 
 export interface HybridWeights {
   bm25: number;

@@ -6,7 +6,9 @@
 import type { Database } from "bun:sqlite";
 import { chargeRefundable, getBalance, refundCharge } from "../billing/ledger";
 import { searchPence } from "../billing/pricing";
-import { resolveJurisdictions, searchKnowledgeBase, SEARCH_TOP_K_DEFAULT, type SearchDeps, type SearchMatch } from "./service";
+import type { SearchDeps } from "./search-index";
+import { SEARCH_TOP_K_DEFAULT, type SearchMatch } from "./request";
+import { resolveJurisdictions, searchKnowledgeBase } from "./service";
 
 export interface PerformSearchDeps extends SearchDeps {
   db: Database;

@@ -8,7 +8,8 @@ import type { Database } from "bun:sqlite";
 import { notFound, validationFailed } from "../http/errors";
 import { citationsInQuery } from "./citations";
 import { PATH_SEPARATOR } from "./corpus/structure";
-import { jurisdictionNames, orgScope, scopesOfSearch, type ChunkRow } from "./store";
+import { jurisdictionNames, type ChunkRow } from "./chunk-store";
+import { orgScope, scopesOfSearch } from "./scopes";
 
 /** Passages one provision may return: the largest in the sample corpus has 11. */
 export const PROVISION_PASSAGES_MAX = 200;

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Integer, Text } from "../http/schema";
-import { SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, SEARCH_TOP_K_MAX } from "./service";
+import { SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, SEARCH_TOP_K_MAX } from "./request";
 
 /** The one SearchMatch: search results and screening matches alike. */
 export const SearchMatchSchema = t.Object(

@@ -4,7 +4,9 @@
  */
 import type { Database } from "bun:sqlite";
 import { mergeHits } from "./hybrid";
-import { exactVectorSearch, scopeRowCount, scopesOfSearch, vectorSearch, type SearchScope, type VectorHit } from "./store";
+import type { CentroidCache } from "./ivf-store";
+import { scopeRowCount, scopesOfSearch, type SearchScope } from "./scopes";
+import { exactVectorSearch, vectorSearch, type VectorHit } from "./vector-knn";
 
 export interface VectorTask {
   queryVector: Float32Array;
@@ -24,15 +26,22 @@ export interface VectorTask {
  */
 const FOCUS_EXACT_SCAN_ROWS_MAX = 3_000;
 
-export function vectorCandidates(db: Database, task: VectorTask): VectorHit[] {
+/** A connection to search, with its centroids: the request's SearchIndex, or a worker's own. */
+export interface VectorReader {
+  db: Database;
+  centroids: CentroidCache;
+}
+
+export function vectorCandidates({ db, centroids: centroidCache }: VectorReader, task: VectorTask): VectorHit[] {
   const { queryVector, orgId, shortlist, limit, probes } = task;
-  const hits = vectorSearch(db, queryVector, orgId, task.scope, shortlist, limit, probes);
+  const centroids = centroidCache.current();
+  const hits = vectorSearch(db, centroids, queryVector, orgId, task.scope, shortlist, limit, probes);
   if (task.focus === undefined) return hits;
   // The named jurisdictions' passages join the candidates even if the whole-scope KNN missed them.
   const scopes = scopesOfSearch(orgId, task.focus.jurisdictions);
   const focused =
     scopeRowCount(db, scopes, FOCUS_EXACT_SCAN_ROWS_MAX + 1) <= FOCUS_EXACT_SCAN_ROWS_MAX
       ? exactVectorSearch(db, queryVector, scopes, limit)
-      : vectorSearch(db, queryVector, orgId, task.focus.scope, shortlist, limit, probes);
+      : vectorSearch(db, centroids, queryVector, orgId, task.focus.scope, shortlist, limit, probes);
   return mergeHits(hits, focused, (h) => h.similarity);
 }

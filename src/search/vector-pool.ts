@@ -11,7 +11,7 @@
  */
 import type { Logger } from "../log";
 import { isCompiled } from "../sys/assets";
-import type { VectorHit } from "./store";
+import type { VectorHit } from "./vector-knn";
 import type { VectorTask } from "./vector-leg";
 
 export type WorkerRequest =

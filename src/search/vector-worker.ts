@@ -4,19 +4,20 @@
  */
 import { Database } from "bun:sqlite";
 import { loadVectorExtension } from "../db/vector-extension";
-import { vectorCandidates } from "./vector-leg";
+import { CentroidCache } from "./ivf-store";
+import { vectorCandidates, type VectorReader } from "./vector-leg";
 import type { WorkerReply, WorkerRequest } from "./vector-pool";
 
 declare const self: Worker;
 
-let connection: Promise<Database> | undefined;
+let connection: Promise<VectorReader> | undefined;
 
-async function openReader(databaseFile: string, cacheDir: string): Promise<Database> {
+async function openReader(databaseFile: string, cacheDir: string): Promise<VectorReader> {
   const db = new Database(databaseFile, { strict: true });
   db.exec("PRAGMA query_only = ON");
   db.exec("PRAGMA busy_timeout = 10000");
   await loadVectorExtension(db, cacheDir);
-  return db;
+  return { db, centroids: new CentroidCache(db) };
 }
 
 self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
@@ -24,7 +25,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   if (message.type === "open") {
     connection = openReader(message.databaseFile, message.cacheDir);
   } else if (message.type === "close") {
-    (await connection?.catch(() => undefined))?.close();
+    (await connection?.catch(() => undefined))?.db.close();
     process.exit(0);
   } else {
     let reply: WorkerReply;

@@ -10,7 +10,7 @@ import { recordOperatorTopUp } from "../../src/billing/operator";
 import { loadConfig } from "../../src/config";
 import { createDeps } from "../../src/deps";
 import { createLogger } from "../../src/log";
-import { ensureSearchIndex } from "../../src/search/service";
+import { maintainSearchIndex } from "../../src/search/maintenance";
 import { startServer } from "../../src/server";
 import { requireBinary, runBinary } from "../helpers/binary";
 import { tempDir } from "../helpers/server";
@@ -145,7 +145,7 @@ describe("SQLITE_FULL from the database's own size limit (no mount needed)", () 
     const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
     try {
       // As `regkb serve` does before listening: a search then writes nothing but its charge.
-      ensureSearchIndex(deps);
+      await maintainSearchIndex(deps);
       upsertJurisdiction(deps.db, { slug: "eu", name: "European Union", description: "EU regulations" });
       const org = createOrganisation(deps, { name: "Capped", jurisdictions: ["eu"] });
       recordOperatorTopUp(deps, { orgId: org.id, amountPence: 100_000, reference: "test" });

@@ -8,6 +8,7 @@ import { recordOperatorTopUp } from "../../src/billing/operator";
 import type { Clock } from "../../src/clock";
 import { loadConfig, type Env } from "../../src/config";
 import { createDeps, type Deps } from "../../src/deps";
+import { maintainSearchIndex } from "../../src/search/maintenance";
 import { startServer } from "../../src/server";
 
 export const TEST_JURISDICTIONS: Jurisdiction[] = [
@@ -52,6 +53,8 @@ export async function startTestServer(
   // init: a test server's database is new on purpose, even beside a shared, pre-filled cache/.
   const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...options.env }, { dataDir, port: 0, host: "127.0.0.1", init: true });
   const deps = await createDeps(config, { clock: options.clock });
+  // As `regkb serve` does before it listens.
+  await maintainSearchIndex(deps);
   for (const j of options.jurisdictions ?? TEST_JURISDICTIONS) upsertJurisdiction(deps.db, j);
   const server = await startServer(deps, {
     host: "127.0.0.1",

@@ -2,7 +2,7 @@ import { getBalance, topUp } from "../../src/billing/ledger";
 import { listEntries } from "../../src/billing/store";
 import type { Deps } from "../../src/deps";
 import { uuidv7 } from "../../src/ids";
-import { indexDocument } from "../../src/search/service";
+import { indexDocument } from "../../src/search/indexing";
 import type { TestServer } from "../helpers/server";
 
 /** A few shared-corpus passages, one per jurisdiction, with words a keyword can pin down. */

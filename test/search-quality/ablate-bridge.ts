@@ -8,7 +8,7 @@
 import { collectRows, fitWeights, rerankedNdcg } from "../../scripts/fit-ranker";
 import { EXPANSION_SOURCES, type ExpansionSource } from "../../src/search/lexicon";
 import { FEATURES } from "../../src/search/rank/features";
-import { DEFAULT_SEARCH_TUNING } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { buildEvalIndex, questionsOf } from "./evaluate";
 
 const FOLDS = 5;

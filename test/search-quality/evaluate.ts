@@ -21,10 +21,13 @@ import { citationKeysOfPath } from "../../src/search/citations";
 import { PATH_SEPARATOR, untitledPath } from "../../src/search/corpus/structure";
 import { importPassages, loadSampleCorpus } from "../../src/search/corpus/import";
 import type { CorpusPassage } from "../../src/search/corpus/passages";
-import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
 import { Lexicon } from "../../src/search/lexicon";
-import { DEFAULT_SEARCH_TUNING, searchKnowledgeBase, type SearchDeps, type SearchMethod, type SearchTuning } from "../../src/search/service";
+import type { SearchDeps } from "../../src/search/search-index";
+import type { SearchMethod } from "../../src/search/request";
+import { searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "../../src/search/tuning";
+import { readySearchIndex } from "../helpers/search-index";
 import questionsFile from "./questions.json";
 
 export interface Judgment {
@@ -92,8 +95,7 @@ export interface EvalIndexOptions {
 export async function buildEvalIndex(options: EvalIndexOptions = {}): Promise<EvalIndex> {
   const dir = join(tmpdir(), `regkb-eval-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   const db = await openDatabase(dir);
-  const embedder = options.embedder ?? (await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }));
-  const deps = { db, embedder, lexicon: await Lexicon.load() };
+  const deps = { searchIndex: await readySearchIndex(db, options.embedder), lexicon: await Lexicon.load() };
   const sample = await loadSampleCorpus();
   const corpus = { jurisdictions: sample.jurisdictions, passages: options.passages ?? sample.passages };
   await importPassages(deps, corpus);

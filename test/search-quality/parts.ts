@@ -12,7 +12,8 @@
  */
 import { parsePassagesJsonl } from "../../src/search/corpus/passages";
 import { StaticEmbedder } from "../../src/search/embedder/static";
-import { DEFAULT_SEARCH_TUNING, type SearchMethod, type SearchTuning } from "../../src/search/service";
+import type { SearchMethod } from "../../src/search/request";
+import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "../../src/search/tuning";
 import { buildEvalIndex, report, type EvalIndex, type Split } from "./evaluate";
 
 const arg = (name: string) => {

@@ -1,23 +1,28 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
 import { upsertJurisdiction } from "../../src/auth/store";
-import { createEmbedder } from "../../src/search/embedder/index";
-import { DEFAULT_SEARCH_TUNING, indexDocument, searchKnowledgeBase, type SearchDeps } from "../../src/search/service";
+import type { SearchDeps } from "../../src/search/search-index";
+import { indexDocument } from "../../src/search/indexing";
+import { searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
+import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // Past 5,000 passages, terms in more than a fiftieth of them are "common". This index has
 // 5,200: "alpha" and "beta" are each in 3,000, "gamma" in 4,000, "delta" in 200, "epsilon"
 // in 3, and no passage has all of alpha, beta and gamma.
 let dir: string;
-let deps: SearchDeps;
+let deps: SearchDeps & { db: Database };
 
 const bm25 = (query: string) =>
   searchKnowledgeBase(deps, { orgId: "org-a", query, jurisdictions: ["eu"], topK: 20 }, DEFAULT_SEARCH_TUNING, "bm25");
 
 beforeAll(async () => {
   dir = tempDir();
-  deps = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
+  const db = await openDatabase(dir);
+  deps = { db, searchIndex: await readySearchIndex(db) };
   upsertJurisdiction(deps.db, { slug: "eu", name: "European Union", description: "EU" });
   deps.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
   const words = (i: number) => (i < 2000 ? "alpha gamma" : i < 4000 ? "beta gamma" : i < 5000 ? "alpha beta" : i < 5003 ? "delta epsilon" : "delta");

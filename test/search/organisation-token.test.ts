@@ -3,15 +3,19 @@ import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { upsertJurisdiction } from "../../src/auth/store";
 import { openDatabase } from "../../src/db/open";
-import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
-import { DEFAULT_SEARCH_TUNING, indexDocument, indexDocumentChunks, searchKnowledgeBase, type SearchDeps } from "../../src/search/service";
-import { ftsSearch, resolveSearchScope, scopeToken } from "../../src/search/store";
+import { ftsSearch } from "../../src/search/fts-store";
+import { indexDocument, indexDocumentChunks } from "../../src/search/indexing";
+import { resolveSearchScope, scopeToken } from "../../src/search/scopes";
+import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
+import { searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
+import { maintain, readySearchIndex, staticEmbedder } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // A search of the whole shared corpus leaves other organisations' passages out by the
-// token every organisation passage carries. Rows written before that token existed get
-// it before any search of a newly opened database reads them.
+// token every organisation passage carries. Rows written before that token existed get it
+// from maintenance; until then no search reads them.
 let dir: string;
 let embedder: Embedder;
 let first: Database;
@@ -23,8 +27,8 @@ const bm25 = (deps: SearchDeps, orgId: string, jurisdictions: string[]) =>
 beforeAll(async () => {
   dir = tempDir();
   first = await openDatabase(dir);
-  embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
-  const deps = { db: first, embedder };
+  embedder = await staticEmbedder();
+  const deps = { searchIndex: await readySearchIndex(first, embedder) };
   for (const slug of ["eu", "us-ny"]) upsertJurisdiction(first, { slug, name: slug, description: slug });
   for (const id of ["org-a", "org-b"]) first.query("INSERT INTO organisations (id, name, created_at_ms) VALUES (?, ?, 0)").run(id, id);
   await indexDocument(deps, {
@@ -59,10 +63,12 @@ test("an unmarked organisation row would show through a whole-corpus search", ()
   expect(hits.map((h) => h.chunkId)).toContain(secretRowid);
 });
 
-test("a newly opened database marks it before searching: other organisations never see it, its own does", async () => {
+test("a newly opened database refuses searches until maintenance marks it: then other organisations never see it, its own does", async () => {
   const reopened = await openDatabase(dir);
-  const deps = { db: reopened, embedder };
+  const deps = { searchIndex: new SearchIndex(reopened, embedder) };
   try {
+    await expect(bm25(deps, "org-b", ["eu", "us-ny"])).rejects.toThrow("the search index needs maintenance (organisation passages are not marked yet)");
+    expect(await maintain(deps.searchIndex)).toEqual({ markedPassages: 1 });
     const stranger = await bm25(deps, "org-b", ["eu", "us-ny"]);
     expect(stranger.map((r) => r.content)).toEqual(["A zorblax playbook is public guidance."]);
     const owner = await bm25(deps, "org-a", ["eu", "us-ny"]);

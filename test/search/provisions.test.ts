@@ -5,7 +5,7 @@ import { listJurisdictions } from "../../src/auth/store";
 import { ApiError } from "../../src/http/errors";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { findProvision, provisionCitation, provisionIndex } from "../../src/search/provisions";
-import { deleteDocumentChunks, indexDocument } from "../../src/search/service";
+import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
 import { startTestServer, type TestServer } from "../helpers/server";
 
 let server: TestServer;

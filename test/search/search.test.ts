@@ -1,27 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { ApiError } from "../../src/http/errors";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
-import { createEmbedder } from "../../src/search/embedder/index";
-import { loadVectorExtension } from "../../src/db/vector-extension";
-import {
-  deleteDocumentChunks,
-  ensureSearchIndex,
-  indexDocumentChunks,
-  reembedAll,
-  DEFAULT_SEARCH_TUNING,
-  resolveJurisdictions,
-  searchKnowledgeBase,
-  type SearchDeps,
-} from "../../src/search/service";
+import { deleteDocumentChunks, indexDocumentChunks } from "../../src/search/indexing";
+import type { SearchDeps } from "../../src/search/search-index";
+import { resolveJurisdictions, searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
+import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // One index for the whole file: the sample corpus with the default (static) embedder.
 let dir: string;
-let deps: SearchDeps;
+let deps: SearchDeps & { db: Database };
 let all: string[];
 
 function addOrg(id: string, slugs: string[]): void {
@@ -33,7 +25,8 @@ const search = (orgId: string, query: string, jurisdictions: string[], topK = 10
 
 beforeAll(async () => {
   dir = tempDir();
-  deps = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
+  const db = await openDatabase(dir);
+  deps = { db, searchIndex: await readySearchIndex(db) };
   const summary = await importSampleCorpus(deps);
   expect(summary.chunksAdded).toBeGreaterThan(700);
   all = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
@@ -173,18 +166,4 @@ test("resolveJurisdictions: default is every enabled slug; others are invalid_ju
       expect((error as ApiError).code).toBe("invalid_jurisdictions");
     }
   }
-});
-
-test("an index built with another embedder must be re-embedded, and re-embed fixes it", async () => {
-  deps.db.query("UPDATE search_index_meta SET value = 'some-other-model' WHERE key = 'embedder_id'").run();
-  // A fresh connection, as after a restart with a different REGKB_EMBEDDER.
-  const db = new Database(join(dir, "regkb.sqlite"));
-  await loadVectorExtension(db, join(dir, "cache"));
-  const restarted = { db, embedder: deps.embedder };
-  expect(() => ensureSearchIndex(restarted)).toThrow(/regkb corpus re-embed/);
-  const { chunks } = await reembedAll(restarted);
-  expect(chunks).toBeGreaterThan(700);
-  expect(() => ensureSearchIndex(restarted)).not.toThrow();
-  expect((await searchKnowledgeBase(restarted, { orgId: "org-a", query: "Article 33", jurisdictions: all, topK: 1 }))[0]!.citationPath).toStartWith("GDPR > Article 33 (Notification of a personal data breach to the supervisory authority) > 1–2");
-  db.close();
 });

@@ -2,10 +2,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
-import { createEmbedder } from "../../src/search/embedder/index";
 import type { Embedder } from "../../src/search/embedder/types";
-import { DEFAULT_SEARCH_TUNING, ensureSearchIndex, indexDocumentChunks, searchKnowledgeBase, type SearchDeps, type SearchRequest } from "../../src/search/service";
-import { shortlistDimensionsOf, VECTOR_TABLE } from "../../src/search/store";
+import { indexDocumentChunks } from "../../src/search/indexing";
+import type { SearchRequest } from "../../src/search/request";
+import { SearchIndex, type SearchDeps } from "../../src/search/search-index";
+import { searchKnowledgeBase } from "../../src/search/service";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
+import { shortlistDimensionsOf, VECTOR_TABLE } from "../../src/search/vector-store";
+import { maintain, readySearchIndex, staticEmbedder } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // An index made by a version whose int8 copies kept every dimension is rebuilt, from the
@@ -18,10 +22,10 @@ let all: string[];
 beforeAll(async () => {
   dir = tempDir();
   const db = await openDatabase(dir);
-  const embedder = await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 });
+  const embedder = await staticEmbedder();
   const fullWidth: Embedder = { id: embedder.id, dimensions: embedder.dimensions, shortlistDimensions: embedder.dimensions, embed: (t) => embedder.embed(t) };
-  current = { db, embedder };
-  earlier = { db, embedder: fullWidth };
+  earlier = { searchIndex: await readySearchIndex(db, fullWidth) };
+  current = { searchIndex: new SearchIndex(db, embedder) };
   await importSampleCorpus(earlier);
   all = db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
   db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
@@ -35,7 +39,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  current.db.close();
+  current.searchIndex.db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -47,18 +51,20 @@ const requests = (): SearchRequest[] => [
 ].map((query) => ({ orgId: "org-a", query, jurisdictions: all, topK: 10 }));
 
 test("the earlier layout is rebuilt to the shortlist prefix, with the same answers", async () => {
-  expect(shortlistDimensionsOf(current.db)).toBe(256);
+  expect(shortlistDimensionsOf(current.searchIndex.db)).toBe(256);
   // Scores are relative to the weakest candidate of the shortlist, so compare what is found, in order.
   const ranking = (deps: SearchDeps) =>
     Promise.all(requests().map(async (r) => (await searchKnowledgeBase(deps, r, DEFAULT_SEARCH_TUNING, "vector")).map((m) => m.citationPath)));
   const before = await ranking(earlier);
-  const rows = current.db.query<{ n: number }, []>("SELECT count(*) AS n FROM search_chunk_scopes").get()!.n;
+  const rows = current.searchIndex.db.query<{ n: number }, []>("SELECT count(*) AS n FROM search_chunk_scopes").get()!.n;
 
-  expect(ensureSearchIndex(current)).toEqual({ rebuiltVectors: rows });
-  expect(shortlistDimensionsOf(current.db)).toBe(128);
-  expect(current.db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${VECTOR_TABLE}`).get()!.n).toBe(rows);
+  // A search never rebuilds the table itself: it refuses until maintenance has.
+  await expect(searchKnowledgeBase(current, requests()[0]!)).rejects.toThrow("its vector table keeps 256 dimensions, the embedder's shortlist 128");
+  expect(await maintain(current.searchIndex)).toEqual({ rebuiltVectors: rows });
+  expect(shortlistDimensionsOf(current.searchIndex.db)).toBe(128);
+  expect(current.searchIndex.db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${VECTOR_TABLE}`).get()!.n).toBe(rows);
   expect(await ranking(current)).toEqual(before);
-  expect(ensureSearchIndex(current)).toEqual({});
+  expect(await maintain(current.searchIndex)).toEqual({});
 });
 
 test("an organisation's own passages keep their partition through the rebuild", async () => {

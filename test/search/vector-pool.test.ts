@@ -1,18 +1,21 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Database } from "bun:sqlite";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { cacheDir, databasePath, openDatabase } from "../../src/db/open";
 import { createLogger } from "../../src/log";
 import { importSampleCorpus } from "../../src/search/corpus/import";
-import { createEmbedder } from "../../src/search/embedder/index";
-import { searchKnowledgeBase, type SearchDeps, type SearchRequest } from "../../src/search/service";
+import type { SearchDeps } from "../../src/search/search-index";
+import type { SearchRequest } from "../../src/search/request";
+import { searchKnowledgeBase } from "../../src/search/service";
 import { VectorSearchPool } from "../../src/search/vector-pool";
 import questionsFile from "../search-quality/questions.json";
+import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
 // The sample corpus searched on one thread and with the vector half on worker threads.
 let dir: string;
-let local: SearchDeps;
+let local: SearchDeps & { db: Database };
 let all: string[];
 const logLines: string[] = [];
 const log = createLogger("warn", (line) => logLines.push(line));
@@ -26,7 +29,8 @@ const request = (query: string, jurisdictions = all): SearchRequest => ({ orgId:
 
 beforeAll(async () => {
   dir = tempDir();
-  local = { db: await openDatabase(dir), embedder: await createEmbedder({ kind: "static", timeoutMs: 30_000, batchTextsMax: 64 }) };
+  const db = await openDatabase(dir);
+  local = { db, searchIndex: await readySearchIndex(db) };
   await importSampleCorpus(local);
   all = local.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
   local.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
@@ -96,10 +100,11 @@ test("a worker that never answers is retired after the task timeout", async () =
 test("closing the pool closes the workers' connections and refuses new tasks", async () => {
   const own = tempDir();
   const db = await openDatabase(own);
-  await importSampleCorpus({ db, embedder: local.embedder });
+  const searchIndex = await readySearchIndex(db, local.searchIndex.embedder);
+  await importSampleCorpus({ searchIndex });
   db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
   const workers = new VectorSearchPool({ databaseFile: databasePath(own), cacheDir: cacheDir(own), workers: 1, log });
-  expect(await searchKnowledgeBase({ db, embedder: local.embedder, vectorSearchPool: workers }, request("right to erasure", ["eu"]))).not.toEqual([]);
+  expect(await searchKnowledgeBase({ searchIndex, vectorSearchPool: workers }, request("right to erasure", ["eu"]))).not.toEqual([]);
   await workers.close();
   await expect(workers.search({ queryVector: new Float32Array(256), orgId: "org-a", scope: { allShared: true, jurisdictions: [], orgScopes: [] }, shortlist: 50, limit: 10, probes: 16 })).rejects.toThrow("closed");
   // The last connection to close removes the write-ahead log: none is left open in a worker.

@@ -4,7 +4,7 @@ import { searchPence } from "../../billing/pricing";
 import type { Deps } from "../../deps";
 import { uuidv7 } from "../../ids";
 import { performSearch } from "../../search/perform";
-import { SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, type SearchMatch } from "../../search/service";
+import { SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, type SearchMatch } from "../../search/request";
 import { authedGet, authedPost, describeError, field, type DashboardRequest } from "../guard";
 import { formatPence, html, type SafeHtml } from "../html";
 import { csrfField, notice, page } from "../layout";

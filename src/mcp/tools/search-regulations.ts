@@ -3,7 +3,7 @@ import { searchPence } from "../../billing/pricing";
 import { Integer, Text } from "../../http/schema";
 import { performSearch, type PerformSearchResult } from "../../search/perform";
 import { JurisdictionSlugs, SearchResponse } from "../../search/schemas";
-import { SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, SEARCH_TOP_K_MAX } from "../../search/service";
+import { SEARCH_QUERY_CHARS_MAX, SEARCH_TOP_K_DEFAULT, SEARCH_TOP_K_MAX } from "../../search/request";
 import { citationLine, clip, defineTool, IdempotencyKeyArgument } from "../tool";
 
 /** Characters of each passage in the text rendering; the structured content has them whole. */

@@ -1,7 +1,7 @@
 /**
  * Importing passages into the shared knowledge base: the sample corpus shipped inside
  * the binary, a JSONL file of passages, or a folder of .md/.txt/.pdf files described by
- * a manifest. Idempotent: each instrument is diffed by content hash (service.indexDocument).
+ * a manifest. Idempotent: each instrument is diffed by content hash (indexing.indexDocument).
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, extname, join, relative, resolve } from "node:path";
@@ -9,7 +9,7 @@ import sampleJurisdictions from "../../../data/corpus/jurisdictions.json";
 import passagesPath from "../../../data/corpus/passages.jsonl" with { type: "file" };
 import { upsertJurisdiction } from "../../auth/store";
 import type { PdfParser } from "../../documents/pdf/parser";
-import { indexDocument, type SearchDeps } from "../service";
+import { indexDocument, type IndexingDeps } from "../indexing";
 import { parsePassagesJsonl, type CorpusJurisdiction, type CorpusPassage } from "./passages";
 import { chunkBlocks, normaliseSpaces, type StructureBlock } from "./structure";
 
@@ -45,17 +45,19 @@ function checkJurisdiction(j: unknown, origin: string): CorpusJurisdiction {
 
 /**
  * Imports passages grouped by their `document`. Jurisdictions listed are upserted first;
- * every passage's jurisdictions must then exist.
+ * every passage's jurisdictions must then exist. The index must be ready, and a corpus that
+ * grew is clustered by the maintenance after (maintenance.ts; `regkb corpus import` runs both).
  */
 export async function importPassages(
-  deps: SearchDeps,
+  deps: IndexingDeps,
   corpus: { jurisdictions: CorpusJurisdiction[]; passages: CorpusPassage[] },
   onProgress?: (p: ImportProgress) => void,
   nowMs: () => number = () => performance.now(),
 ): Promise<ImportSummary> {
   const started = nowMs();
-  deps.db.transaction(() => corpus.jurisdictions.forEach((j) => upsertJurisdiction(deps.db, j))).immediate();
-  const known = new Set(deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug));
+  const { db } = deps.searchIndex;
+  db.transaction(() => corpus.jurisdictions.forEach((j) => upsertJurisdiction(db, j))).immediate();
+  const known = new Set(db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug));
   const unknown = [...new Set(corpus.passages.flatMap((p) => p.jurisdictions))].filter((s) => !known.has(s));
   if (unknown.length > 0) {
     throw new Error(`unknown jurisdictions ${unknown.slice(0, 10).join(", ")}: add them first (regkb jurisdiction add) or list them in the manifest`);
@@ -96,7 +98,7 @@ export async function loadSampleCorpus(): Promise<{ jurisdictions: CorpusJurisdi
   return { jurisdictions, passages };
 }
 
-export async function importSampleCorpus(deps: SearchDeps, onProgress?: (p: ImportProgress) => void): Promise<ImportSummary> {
+export async function importSampleCorpus(deps: IndexingDeps, onProgress?: (p: ImportProgress) => void): Promise<ImportSummary> {
   return importPassages(deps, await loadSampleCorpus(), onProgress);
 }
 

@@ -63,7 +63,7 @@ interface Field {
 }
 
 /** What a passage's text gives the features, computed once per text. */
-interface Fields {
+export interface Fields {
   citation: string[];
   heading: string[];
   body: string[];
@@ -97,30 +97,37 @@ function termsNeeded(query: AnalysedQuery): Set<string> {
   return needed;
 }
 
-/** Tokenised fields by passage content hash (the same text in any database tokenises alike). */
 const FIELD_CACHE_ENTRIES_MAX = 20_000;
-const fieldCache = new Map<string, Fields>();
 
-/** Tokenises a passage's fields ahead of need (while the vector half runs elsewhere); cached. */
-export function prepareCandidate(text: CandidateText): void {
-  fieldsOf(text);
-}
+/**
+ * Tokenised fields by the passage's content hash. One per index (SearchIndex), not per
+ * process: the hash is one database's, and the citation field carries that database's
+ * jurisdiction names, which the hash does not cover.
+ */
+export class FieldCache {
+  readonly #fields = new Map<string, Fields>();
 
-function fieldsOf(text: CandidateText): Fields {
-  let f = fieldCache.get(text.contentHash);
-  if (f === undefined) {
-    f = {
-      citation: termsOf(text.citation),
-      heading: termsOf(text.heading),
-      body: termsOf(text.body),
-      title: new Set(termsOf(text.title || text.heading)),
-      defines: definitionsIn(text.body).map((d) => ({ term: d.term, stems: termsOf(d.term) })),
-      exceptionLanguage: EXCEPTION_LANGUAGE.test(text.body),
-    };
-    if (fieldCache.size >= FIELD_CACHE_ENTRIES_MAX) fieldCache.clear();
-    fieldCache.set(text.contentHash, f);
+  /** Tokenises a passage's fields ahead of need (while the vector half runs elsewhere). */
+  prepare(text: CandidateText): void {
+    this.of(text);
   }
-  return f;
+
+  of(text: CandidateText): Fields {
+    let f = this.#fields.get(text.contentHash);
+    if (f === undefined) {
+      f = {
+        citation: termsOf(text.citation),
+        heading: termsOf(text.heading),
+        body: termsOf(text.body),
+        title: new Set(termsOf(text.title || text.heading)),
+        defines: definitionsIn(text.body).map((d) => ({ term: d.term, stems: termsOf(d.term) })),
+        exceptionLanguage: EXCEPTION_LANGUAGE.test(text.body),
+      };
+      if (this.#fields.size >= FIELD_CACHE_ENTRIES_MAX) this.#fields.clear();
+      this.#fields.set(text.contentHash, f);
+    }
+    return f;
+  }
 }
 
 /** Occurrences of a term sequence (one stem, or an expansion phrase) in a field. */
@@ -182,9 +189,9 @@ export interface CandidateSignals {
   mentioned: readonly string[];
 }
 
-export function candidateFeatures(text: CandidateText, query: AnalysedQuery, stats: TermStatistics, signals: CandidateSignals): FeatureVector {
+/** `cached`: the passage's tokenised fields (FieldCache.of). */
+export function candidateFeatures(text: CandidateText, cached: Fields, query: AnalysedQuery, stats: TermStatistics, signals: CandidateSignals): FeatureVector {
   const f = new Float64Array(FEATURES.length);
-  const cached = fieldsOf(text);
   const needed = termsNeeded(query);
   const fields: IndexedFields & { title: Set<string> } = {
     citation: fieldOf(cached.citation, needed),

@@ -1,11 +1,12 @@
 /**
- * Term statistics of the BM25 index, cached per database until passages are added: the
- * passage count, each term's passage count and mean field lengths (for the ranker's BM25F),
- * and which terms are common (for the FTS queries, see ftsMatchExpression).
+ * Term statistics of the BM25 index, cached per connection (SearchIndex) until passages are
+ * added: the passage count, each term's passage count and mean field lengths (for the
+ * ranker's BM25F), and which terms are common (for the FTS queries, see ftsMatchExpression).
  */
 import type { Database } from "bun:sqlite";
 import { termsOf } from "../text/tokens";
-import { countChunks, newestChunkId, termDocCount } from "../store";
+import { countChunks, newestChunkId } from "../chunk-store";
+import { termDocCount } from "../fts-store";
 
 /** Below this many passages every term is cheap enough to count and to score. */
 const COMMON_TERM_INDEX_PASSAGES_MIN = 5_000;
@@ -34,16 +35,22 @@ export interface TermStatistics {
   averageTokens: { citation: number; heading: number; body: number };
 }
 
-interface Cached {
-  newestChunkId: number;
-  stats: TermStatistics;
-}
-const cache = new WeakMap<Database, Cached>();
+/** One connection's statistics, computed again once a passage has been added. */
+export class TermStatisticsCache {
+  #cached: { newestChunkId: number; stats: TermStatistics } | undefined;
 
-export function termStatistics(db: Database): TermStatistics {
-  const newest = newestChunkId(db);
-  const hit = cache.get(db);
-  if (hit !== undefined && hit.newestChunkId === newest) return hit.stats;
+  constructor(private readonly db: Database) {}
+
+  current(): TermStatistics {
+    const newest = newestChunkId(this.db);
+    if (this.#cached !== undefined && this.#cached.newestChunkId === newest) return this.#cached.stats;
+    const stats = termStatistics(this.db);
+    this.#cached = { newestChunkId: newest, stats };
+    return stats;
+  }
+}
+
+function termStatistics(db: Database): TermStatistics {
   const passages = countChunks(db);
   const commonFrom = passages < COMMON_TERM_INDEX_PASSAGES_MIN ? Infinity : Math.ceil(passages * COMMON_TERM_PASSAGE_SHARE);
   const sample = db
@@ -62,13 +69,11 @@ export function termStatistics(db: Database): TermStatistics {
     }
     return n;
   };
-  const stats: TermStatistics = {
+  return {
     passages,
     // The citation field also holds the jurisdiction's name (a word or two).
     averageTokens: { citation: mean((r) => `${r.source} ${r.citation_path}`) + 2, heading: mean((r) => r.heading), body: mean((r) => r.content) },
     documentFrequency,
     isCommon: (word) => documentFrequency(word) >= commonFrom,
   };
-  cache.set(db, { newestChunkId: newest, stats });
-  return stats;
 }

@@ -1,0 +1,129 @@
+/**
+ * Writing passages into the index: a document's passages replace its earlier ones, each
+ * passage in every part of the index at once (its row, BM25 row, citation keys, vectors).
+ * The index must be ready (maintenance.ts): indexing never upgrades it.
+ */
+import type { Database } from "bun:sqlite";
+import { citationKeysOfPath } from "./citations";
+import { chunksOfDocument, deleteChunkRow, insertChunkRow, insertCitationKeys, jurisdictionNames, type NewChunk } from "./chunk-store";
+import { deleteFtsRow, insertFtsRow, type FtsText } from "./fts-store";
+import type { Centroids } from "./ivf";
+import { embeddingText, ftsText } from "./passage-text";
+import type { SearchIndex } from "./search-index";
+import { deleteVectorsOfChunk, insertVectors } from "./vector-store";
+
+/** What indexing needs from Deps. */
+export interface IndexingDeps {
+  searchIndex: SearchIndex;
+}
+
+export interface PassageInput {
+  source: string;
+  citationPath: string;
+  heading?: string;
+  title?: string;
+  text: string;
+  position: number;
+}
+
+export interface IndexDocumentInput {
+  documentId: string;
+  /** null for the shared corpus. */
+  ownerOrgId: string | null;
+  jurisdictions: string[];
+  passages: PassageInput[];
+}
+
+export interface IndexDocumentResult {
+  added: number;
+  unchanged: number;
+  removed: number;
+}
+
+/** Embedding batch size: bounds memory. */
+const EMBED_BATCH_TEXTS = 64;
+
+/**
+ * Replaces a document's passages in the index, re-embedding only passages whose content
+ * hash changed: importing the same document twice writes nothing. New shared vectors join
+ * the nearest existing cluster; training clusters anew is maintenance's (after an import).
+ */
+export async function indexDocument(deps: IndexingDeps, input: IndexDocumentInput): Promise<IndexDocumentResult> {
+  const index = deps.searchIndex;
+  index.assertReady();
+  const { db } = index;
+  const names = jurisdictionNames(db);
+  const wanted = input.passages.map((p): NewChunk => {
+    const base = {
+      documentId: input.documentId,
+      ownerOrgId: input.ownerOrgId,
+      position: p.position,
+      source: p.source,
+      citationPath: p.citationPath,
+      heading: p.heading ?? "",
+      title: p.title ?? "",
+      content: p.text,
+      jurisdictions: [...new Set(input.jurisdictions)].sort(),
+    };
+    return { ...base, contentHash: contentHash(base) };
+  });
+  const existing = new Map(chunksOfDocument(db, input.documentId).map((c) => [c.position, c]));
+  const changed = wanted.filter((w) => existing.get(w.position)?.content_hash !== w.contentHash);
+  const wantedPositions = new Set(wanted.map((w) => w.position));
+  const changedPositions = new Set(changed.map((c) => c.position));
+  const stale = [...existing.values()].filter((e) => !wantedPositions.has(e.position) || changedPositions.has(e.position));
+
+  const vectors: Float32Array[] = [];
+  for (let i = 0; i < changed.length; i += EMBED_BATCH_TEXTS) {
+    const batch = changed.slice(i, i + EMBED_BATCH_TEXTS);
+    vectors.push(...(await index.embedder.embed(batch.map((c) => embeddingText(c.heading, c.content, c.jurisdictions, names)))));
+  }
+  db.transaction(() => {
+    for (const s of stale) deleteChunk(db, s.id);
+    const centroids = index.centroids.current();
+    changed.forEach((c, i) => insertChunk(db, centroids, c, ftsText(c, names), citationKeysOfPath(c.citationPath), vectors[i]!));
+  }).immediate();
+  const removed = [...existing.keys()].filter((p) => !wantedPositions.has(p)).length;
+  return { added: changed.length, unchanged: wanted.length - changed.length, removed };
+}
+
+/** Contract for the documents capability: an organisation's uploaded document becomes searchable. */
+export async function indexDocumentChunks(
+  deps: IndexingDeps,
+  input: { documentId: string; orgId: string; jurisdictions: string[]; source: string; chunks: { text: string; citationPath: string; position: number }[] },
+): Promise<void> {
+  await indexDocument(deps, {
+    documentId: input.documentId,
+    ownerOrgId: input.orgId,
+    jurisdictions: input.jurisdictions,
+    passages: input.chunks.map((c) => ({ source: input.source, citationPath: c.citationPath, text: c.text, position: c.position })),
+  });
+}
+
+/** Removes every passage of a document (vectors, BM25 rows, citation keys). */
+export function deleteDocumentChunks(deps: IndexingDeps, documentId: string): void {
+  const { db } = deps.searchIndex;
+  db.transaction(() => {
+    for (const c of chunksOfDocument(db, documentId)) deleteChunk(db, c.id);
+  }).immediate();
+}
+
+/** `centroids`: the shared corpus's clusters, if it is clustered (CentroidCache). */
+function insertChunk(db: Database, centroids: Centroids | undefined, chunk: NewChunk, fts: FtsText, citationKeys: readonly string[], vector: Float32Array): void {
+  const id = insertChunkRow(db, chunk);
+  insertFtsRow(db, id, chunk.ownerOrgId, chunk.jurisdictions, fts);
+  insertCitationKeys(db, id, citationKeys);
+  insertVectors(db, centroids, id, chunk.ownerOrgId, chunk.jurisdictions, vector);
+}
+
+function deleteChunk(db: Database, chunkId: number): void {
+  deleteVectorsOfChunk(db, chunkId);
+  deleteFtsRow(db, chunkId);
+  deleteChunkRow(db, chunkId);
+}
+
+function contentHash(chunk: Omit<NewChunk, "contentHash">): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(JSON.stringify([chunk.ownerOrgId, chunk.source, chunk.citationPath, chunk.heading, chunk.content, chunk.jurisdictions]));
+  return hasher.digest("hex");
+}

@@ -1,0 +1,44 @@
+/**
+ * The index's own settings (search_index_meta): which embedder made its vectors, the IVF
+ * training in use, and which one-off upgrades are done.
+ */
+import type { Database } from "bun:sqlite";
+
+/** Set once every organisation passage's BM25 row carries the organisation-passage token (scopes.ts). */
+export const ORGANISATION_PASSAGES_MARKED = "fts_organisation_token";
+
+export interface IndexMeta {
+  embedderId: string;
+  dimensions: number;
+}
+
+export function readIndexMeta(db: Database): IndexMeta | undefined {
+  const rows = db.query<{ key: string; value: string }, []>("SELECT key, value FROM search_index_meta").all();
+  const map = new Map(rows.map((r) => [r.key, r.value]));
+  const embedderId = map.get("embedder_id");
+  const dimensions = Number(map.get("dimensions"));
+  return embedderId === undefined || !Number.isInteger(dimensions) ? undefined : { embedderId, dimensions };
+}
+
+export function writeIndexMeta(db: Database, meta: IndexMeta): void {
+  writeMetaValue(db, "embedder_id", meta.embedderId);
+  writeMetaValue(db, "dimensions", String(meta.dimensions));
+}
+
+export function readMetaValue(db: Database, key: string): string | undefined {
+  return db.query<{ value: string }, [string]>("SELECT value FROM search_index_meta WHERE key = ?").get(key)?.value;
+}
+
+export function writeMetaValue(db: Database, key: string, value: string): void {
+  db.query("INSERT INTO search_index_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
+}
+
+export function deleteMetaValues(db: Database, keys: readonly string[]): void {
+  const del = db.query("DELETE FROM search_index_meta WHERE key = ?");
+  for (const key of keys) del.run(key);
+}
+
+/** Forgets every setting: the index then has no embedder until one is written again (see reembedAll). */
+export function clearIndexMeta(db: Database): void {
+  db.exec("DELETE FROM search_index_meta");
+}
