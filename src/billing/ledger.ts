@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { insufficientCredit, notFound } from "../http/errors";
+import { insufficientCredit, notFound } from "../errors";
 import { uuidv7 } from "../ids";
 import * as store from "./store";
 import { immediate } from "./transaction";

@@ -1,6 +1,6 @@
 import { requireOrganisation } from "../auth/service";
 import type { Deps } from "../deps";
-import { validationFailed } from "../http/errors";
+import { validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { adjust, ENTRY_PENCE_MAX, LedgerInvariantError, topUp, type LedgerEntry } from "./ledger";
 import { findEntryByKey } from "./store";

@@ -1,10 +1,9 @@
 import type Stripe from "stripe";
 import type { Deps } from "../deps";
-import { validationFailed } from "../http/errors";
+import { Refusal, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { topUp } from "./ledger";
 import { paymentsUnavailable, stripeClient, verifyWebhook } from "./stripe";
-import { ApiError } from "../http/errors";
 import * as store from "./store";
 import { immediate } from "./transaction";
 
@@ -90,7 +89,7 @@ export async function createTopUp(deps: Deps, input: { orgId: string; amountPenc
 }
 
 export const invalidSignature = () =>
-  new ApiError(400, "invalid_signature", "Stripe-Signature does not match the body and webhook secret, or is older than 300 seconds");
+  new Refusal("invalid_signature", "Stripe-Signature does not match the body and webhook secret, or is older than 300 seconds");
 
 /**
  * POST /v1/webhooks/stripe: verify, then apply the event once. Returns what happened, for

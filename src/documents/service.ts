@@ -6,7 +6,7 @@ import { getBalance, charge } from "../billing/ledger";
 import { documentPence } from "../billing/pricing";
 import { isoFromMs } from "../clock";
 import type { Deps } from "../deps";
-import { ApiError, insufficientCredit } from "../http/errors";
+import { insufficientCredit, Refusal } from "../errors";
 import { uuidv7 } from "../ids";
 import { createRun } from "../jobs/store";
 import { deleteDocumentChunks, resolveJurisdictions } from "../search/service";
@@ -76,7 +76,7 @@ export async function createDocument(deps: Deps, orgId: string, upload: Upload, 
     if (!(error instanceof PdfRejectedError)) throw error;
     // Free (nothing was charged), but counted: failure-limit.ts.
     deps.documentFailures.record(orgId, clock.nowMs());
-    throw new ApiError(400, error.code, error.details);
+    throw new Refusal(error.code, error.details);
   }
   const amountPence = documentPence(pages);
   // Not authoritative (the charge below is), but spares writing a file we would delete.

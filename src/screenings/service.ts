@@ -1,7 +1,7 @@
 import { release, settleAndRelease } from "../billing/ledger";
 import { screeningPence } from "../billing/pricing";
 import type { Deps } from "../deps";
-import { notFound } from "../http/errors";
+import { notFound } from "../errors";
 import { isUuid } from "../ids";
 import { createReservedRun } from "../jobs/reserved-run";
 import { findRun } from "../jobs/store";

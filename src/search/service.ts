@@ -3,7 +3,7 @@
  * jurisdiction resolution, and indexing of passages. No billing here: callers charge.
  */
 import type { Database } from "bun:sqlite";
-import { ApiError } from "../http/errors";
+import { invalidJurisdictions } from "../errors";
 import { citationKeysOfPath, citationsInQuery } from "./citations";
 import type { Embedder } from "./embedder/types";
 import { DEFAULT_HYBRID_WEIGHTS, fuse, mergeHits, type CitedHit, type HybridWeights } from "./hybrid";
@@ -158,7 +158,7 @@ export function resolveJurisdictions(deps: Pick<SearchDeps, "db">, orgId: string
   const wanted = [...new Set(requested)];
   const bad = wanted.filter((s) => !allowed.has(s));
   if (bad.length > 0) {
-    throw new ApiError(400, "invalid_jurisdictions", `unknown or not enabled for this organisation: ${bad.slice(0, 10).join(", ")}`);
+    throw invalidJurisdictions(`unknown or not enabled for this organisation: ${bad.slice(0, 10).join(", ")}`);
   }
   return wanted;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { charge, getBalance, verifyLedger } from "../../src/billing/ledger";
-import { ApiError } from "../../src/http/errors";
+import { Refusal } from "../../src/errors";
 import { tempDir } from "../helpers/server";
 import { startPaidChild, type Child } from "./child-process";
 import { createPaidOrg, postPaid, startPaidServer, type PaidServer } from "./paid-app";
@@ -41,7 +41,7 @@ describe("concurrent paid requests against credit for 20", () => {
           charge(server.deps.db, { orgId: org.orgId, amountPence: 2, key: `direct:${org.orgId}:${i}`, description: "Test" });
           return 200;
         } catch (error) {
-          if (error instanceof ApiError && error.status === 402) return 402;
+          if (error instanceof Refusal && error.status === 402) return 402;
           throw error;
         }
       }),

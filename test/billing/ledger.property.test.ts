@@ -6,7 +6,7 @@ import { createOrganisation } from "../../src/auth/service";
 import * as ledger from "../../src/billing/ledger";
 import { loadConfig } from "../../src/config";
 import { createDeps, type Deps } from "../../src/deps";
-import { ApiError } from "../../src/http/errors";
+import { Refusal } from "../../src/errors";
 import { tempDir } from "../helpers/server";
 
 /**
@@ -213,7 +213,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
 
 function classify(error: unknown): Outcome {
   if (error instanceof InjectedFailure) return "injected";
-  if (error instanceof ApiError && error.code === "insufficient_credit") return "insufficient";
+  if (error instanceof Refusal && error.code === "insufficient_credit") return "insufficient";
   if (error instanceof ledger.LedgerInvariantError) return "invariant";
   if (error instanceof Error && error.message.includes("injected failure")) return "injected";
   throw error;
