@@ -1,5 +1,5 @@
 import { release, settleAndRelease } from "../billing/ledger";
-import { screeningPence } from "../billing/pricing";
+import { screeningPence, screeningPriceText } from "../billing/pricing";
 import type { Deps } from "../deps";
 import { notFound } from "../errors";
 import { isUuid } from "../ids";
@@ -64,7 +64,7 @@ export function createScreening(
     kind: SCREENING_RUN_KIND,
     input,
     holdPence: estimatedCostPence,
-    holdDescription: `${screeningName(id, input)}: hold for ${keywordsText(input.keywords.length)} × 2p`,
+    holdDescription: `${screeningName(id, input)}: hold for ${screeningPriceText(input.keywords.length)}`,
   });
   return { id, status: "pending", estimatedCostPence };
 }
@@ -108,7 +108,7 @@ export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, Screen
     },
     onCompleted(db, run) {
       const actualPence = screeningPence(run.input.keywords.length);
-      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `${screeningName(run.id, run.input)} completed: ${keywordsText(run.input.keywords.length)} × 2p`, nowMs: deps.clock.nowMs() });
+      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `${screeningName(run.id, run.input)} completed: ${screeningPriceText(run.input.keywords.length)}`, nowMs: deps.clock.nowMs() });
     },
     onFailed(db, run) {
       release(db, { orgId: run.orgId, runId: run.id, description: `${screeningName(run.id, run.input)} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
@@ -119,8 +119,4 @@ export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, Screen
 /** How the ledger names a screening: "screening <id>", or "screening <id> (MCP)". */
 function screeningName(id: string, input: ScreeningInput): string {
   return input.via ? `screening ${id} (${input.via})` : `screening ${id}`;
-}
-
-function keywordsText(count: number): string {
-  return `${count} keyword${count === 1 ? "" : "s"}`;
 }
