@@ -3,6 +3,7 @@ import type { Deps } from "../deps";
 import { Refusal, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { topUp } from "./ledger";
+import { ledgerKeys } from "./ledger-keys";
 import { paymentsUnavailable, stripeClient, verifyWebhook } from "./stripe";
 import * as store from "./store";
 import { immediate } from "./transaction";
@@ -18,10 +19,6 @@ export interface TopUpCheckout {
   orderId: string;
   checkoutUrl: string;
   amountPence: number;
-}
-
-export function topUpLedgerKey(orderId: string): string {
-  return `topup:${orderId}`;
 }
 
 /**
@@ -193,8 +190,8 @@ function decide(deps: Deps, event: Stripe.Event, nowMs: number): { outcome: stri
       // Credit follows the stored order, never the event; a disagreement is worth a look.
       deps.log.warn("stripe_webhook_amount_mismatch", { orderId: order.id, eventId: event.id });
     }
-    const key = topUpLedgerKey(order.id);
-    const already = store.findEntryByKey(deps.db, key) !== null;
+    const key = ledgerKeys.cardTopUp(order.id);
+    const already = store.findEntryByKey(deps.db, key.key) !== null;
     topUp(deps.db, {
       orgId: order.orgId,
       amountPence: order.amountPence,

@@ -3,6 +3,7 @@
  * Ingestion itself is the document_ingest run (ingest.ts).
  */
 import { getBalance, charge } from "../billing/ledger";
+import { ledgerKeys } from "../billing/ledger-keys";
 import { documentPence } from "../billing/pricing";
 import { isoFromMs } from "../clock";
 import type { Deps } from "../deps";
@@ -95,7 +96,7 @@ export async function createDocument(deps: Deps, orgId: string, upload: Upload, 
         charge(db, {
           orgId,
           amountPence,
-          key: `doc:${id}`,
+          key: ledgerKeys.document(id),
           description: `Document ingestion: ${upload.filename} (${pages} ${pages === 1 ? "page" : "pages"})`,
           ref: id,
           nowMs: clock.nowMs(),
