@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiKey, createOrganisation } from "../../src/auth/service";
 import { topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { backgroundServices } from "../../src/background";
 import { loadConfig } from "../../src/config";
 import { createDeps } from "../../src/deps";
 import { SandboxPool } from "../../src/executions/sandbox/pool";
-import { uuidv7 } from "../../src/ids";
 import { createLogger } from "../../src/log";
 import { startServer } from "../../src/server";
 
@@ -79,7 +79,7 @@ const deps = await createDeps(config);
 const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
 const org = createOrganisation(deps, { name: "Bench", jurisdictions: [] });
 const { key } = createApiKey(deps, { orgId: org.id });
-topUp(deps.db, { orgId: org.id, amountPence: 100_000, key: `topup:bench-${uuidv7()}`, description: "bench credit", nowMs: Date.now() });
+topUp(deps.db, { orgId: org.id, amountPence: 100_000, key: ledgerKeys.operatorTopUp(org.id), description: "bench credit", nowMs: Date.now() });
 const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
 
 async function postAndWait(code: string): Promise<{ toRunningMs: number; status: string }> {

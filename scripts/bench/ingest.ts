@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { createApiKey, createOrganisation } from "../../src/auth/service";
 import { backgroundServices } from "../../src/background";
 import { topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { loadConfig } from "../../src/config";
 import { createDeps } from "../../src/deps";
 import { startServer } from "../../src/server";
@@ -33,7 +34,7 @@ const config = loadConfig({ ...process.env, REGKB_LOG_LEVEL: "warn" }, { dataDir
 const deps = await createDeps(config);
 const org = createOrganisation(deps, { name: "Bench", jurisdictions: [] });
 const key = createApiKey(deps, { orgId: org.id }).key;
-topUp(deps.db, { orgId: org.id, amountPence: 10_000_000, key: `topup:bench-${org.id}`, description: "bench credit" });
+topUp(deps.db, { orgId: org.id, amountPence: 10_000_000, key: ledgerKeys.operatorTopUp(org.id, "bench"), description: "bench credit" });
 const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
 
 async function upload(bytes: Uint8Array, filename: string): Promise<{ id: string; pages: number }> {

@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { createApiKey, createOrganisation } from "../../src/auth/service";
 import { backgroundServices } from "../../src/background";
 import { topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { loadConfig } from "../../src/config";
 import { createDeps } from "../../src/deps";
 import { importSampleCorpus } from "../../src/search/corpus/import";
@@ -43,7 +44,7 @@ const imported = await importSampleCorpus(deps);
 const jurisdictions = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions ORDER BY slug").all().map((r) => r.slug);
 const org = createOrganisation(deps, { name: "Bench", jurisdictions });
 const key = createApiKey(deps, { orgId: org.id }).key;
-topUp(deps.db, { orgId: org.id, amountPence: 1_000_000, key: `topup:bench-${org.id}`, description: "bench credit" });
+topUp(deps.db, { orgId: org.id, amountPence: 1_000_000, key: ledgerKeys.operatorTopUp(org.id, "bench"), description: "bench credit" });
 const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
 
 const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };

@@ -1,5 +1,5 @@
 import type { Deps } from "../deps";
-import { ApiError, notFound, unauthorized, validationFailed } from "../http/errors";
+import { invalidJurisdictions, notFound, unauthorized, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { displayPrefix, generateApiKey, hashApiKey, hashesEqual, isWellFormedKey } from "./keys";
 import * as store from "./store";
@@ -50,7 +50,7 @@ export function requireOrganisation(deps: Deps, orgId: string): store.Organisati
 
 function assertKnownJurisdictions(deps: Deps, slugs: readonly string[]): void {
   const unknown = store.findUnknownJurisdictions(deps.db, slugs);
-  if (unknown.length > 0) throw new ApiError(400, "invalid_jurisdictions", `unknown jurisdictions: ${unknown.join(", ")}`);
+  if (unknown.length > 0) throw invalidJurisdictions(`unknown jurisdictions: ${unknown.join(", ")}`);
 }
 
 /** Creates a key and returns it in full: the only time it is ever visible. */

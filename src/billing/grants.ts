@@ -1,5 +1,7 @@
 import type { Deps } from "../deps";
-import { grant, grantKey } from "./ledger";
+import { grant } from "./ledger";
+import { ledgerKeys } from "./ledger-keys";
+import { findOrganisationsDueAllowance, readAllowance } from "./store";
 
 /** Organisations checked per tick; the rest wait for the next tick (a minute later). */
 export const GRANT_TICK_BATCH_MAX = 1_000;
@@ -18,13 +20,7 @@ export function monthOf(nowMs: number): string {
  */
 export function grantMonthlyAllowance(deps: Deps, orgId: string): boolean {
   const month = monthOf(deps.clock.nowMs());
-  const row = deps.db
-    .query<{ allowancePence: number; granted: number }, [string, string]>(
-      `SELECT monthly_allowance_pence AS allowancePence,
-         EXISTS (SELECT 1 FROM ledger_entries WHERE idempotency_key = ?) AS granted
-       FROM organisations WHERE id = ?`,
-    )
-    .get(grantKey(orgId, month), orgId);
+  const row = readAllowance(deps.db, orgId, ledgerKeys.monthlyGrant(orgId, month).key);
   if (!row || row.allowancePence <= 0 || row.granted) return false;
   return grant(deps.db, { orgId, amountPence: row.allowancePence, month, nowMs: deps.clock.nowMs() }).created;
 }
@@ -32,16 +28,8 @@ export function grantMonthlyAllowance(deps: Deps, orgId: string): boolean {
 /** Grants every allowance due this month (a batch per call). Returns how many were written. */
 export function grantDueAllowances(deps: Deps, batchMax = GRANT_TICK_BATCH_MAX): number {
   const month = monthOf(deps.clock.nowMs());
-  const due = deps.db
-    .query<{ id: string }, [string, number]>(
-      `SELECT id FROM organisations o
-       WHERE monthly_allowance_pence > 0
-         AND NOT EXISTS (SELECT 1 FROM ledger_entries WHERE idempotency_key = 'grant:' || o.id || ':' || ?)
-       ORDER BY id LIMIT ?`,
-    )
-    .all(month, batchMax);
   let written = 0;
-  for (const { id } of due) if (grantMonthlyAllowance(deps, id)) written++;
+  for (const id of findOrganisationsDueAllowance(deps.db, month, batchMax)) if (grantMonthlyAllowance(deps, id)) written++;
   return written;
 }
 

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
-import { insufficientCredit, notFound } from "../http/errors";
+import { insufficientCredit, notFound } from "../errors";
 import { uuidv7 } from "../ids";
+import { LEDGER_PURPOSES, ledgerKeys, type LedgerKey } from "./ledger-keys";
 import * as store from "./store";
 import { immediate } from "./transaction";
 import type { LedgerEntry, LedgerEntryType } from "./store";
@@ -13,8 +14,8 @@ export type { LedgerEntry, LedgerEntryType } from "./store";
  * across threads and processes. Amounts are integer pence signed by their effect on
  * AVAILABLE credit (decisions.md): top_up, grant, release, refunds +; reserve, settle −.
  *
- * Every write carries a unique key; calling again with the same key and the same content
- * returns the entry already written instead of moving money twice. Anything that would make
+ * Every write carries a unique key with its purpose (ledger-keys.ts); calling again with the
+ * same key and the same content returns the entry already written instead of moving money twice. Anything that would make
  * the ledger wrong (a settle above its hold, a key reused for different content, running
  * totals that disagree with the entry just written) throws LedgerInvariantError and rolls
  * the transaction back: no entry is better than a wrong one.
@@ -46,7 +47,7 @@ interface Timed {
 /** An immediate charge (search, document ingestion): one negative `settle` entry, no hold. 402 when available < amount. */
 export function charge(
   db: Database,
-  input: { orgId: string; amountPence: number; key: string; description: string; ref?: string } & Timed,
+  input: { orgId: string; amountPence: number; key: LedgerKey<"search" | "document">; description: string; ref?: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
   return immediate(db, () => {
@@ -60,58 +61,55 @@ export function charge(
 /** An immediate charge that refundCharge() can take back if the work it paid for then fails. */
 export interface RefundableCharge {
   entry: LedgerEntry;
-  refundKey: string;
+  /** The key this attempt was charged under. */
+  key: LedgerKey<"search">;
 }
 
 /**
  * An immediate charge (a `settle`, 402 when available < amount) for work that may still
  * fail after it, such as a search. One operation may be attempted again after a refunded
  * failure (an Idempotency-Key retry), and that attempt must pay again: attempt n, counted
- * by the refunds already written under `refund:<key>`, is charged under `<key>` (n = 0) or
- * `<key>:retry-<n>`. An attempt cut off before its refund (a crash) finds its own charge on
- * the retry instead of charging twice.
+ * by the refunds already written under the operation's refund key, is charged under its key
+ * (n = 0) or ledgerKeys.retryOf(key, n). An attempt cut off before its refund (a crash)
+ * finds its own charge on the retry instead of charging twice.
  */
 export function chargeRefundable(
   db: Database,
-  input: { orgId: string; amountPence: number; key: string; description: string; ref?: string } & Timed,
+  input: { orgId: string; amountPence: number; key: LedgerKey<"search">; description: string; ref?: string } & Timed,
 ): RefundableCharge {
   return immediate(db, () => {
-    const refunded = store.countEntriesUnderKey(db, refundKeyOf(input.key));
-    const key = refunded === 0 ? input.key : `${input.key}:retry-${refunded}`;
-    return { entry: charge(db, { ...input, key }), refundKey: refundKeyOf(key) };
+    const refunded = store.countEntriesUnderKey(db, ledgerKeys.refundOf(input.key).key);
+    const key = refunded === 0 ? input.key : ledgerKeys.retryOf(input.key, refunded);
+    return { entry: charge(db, { ...input, key }), key };
   });
 }
 
-function refundKeyOf(chargeKey: string): string {
-  return `refund:${chargeKey}`;
-}
-
 /**
- * Takes back a chargeRefundable() charge in full: a positive `adjustment` keyed
- * `refund:<charge key>`, with the charge's ref. Calling it again returns the same entry.
+ * Takes back a chargeRefundable() charge in full: a positive `adjustment` under
+ * ledgerKeys.refundOf(its key), with the charge's ref. Calling it again returns the same entry.
  */
 export function refundCharge(db: Database, input: { charge: RefundableCharge; description: string } & Timed): LedgerEntry {
   const charged = input.charge.entry;
-  if (charged.type !== "settle" || charged.amountPence >= 0 || input.charge.refundKey !== refundKeyOf(charged.key)) {
-    throw new LedgerInvariantError(`ledger key ${input.charge.refundKey} does not refund the charge ${charged.key}`);
+  if (charged.type !== "settle" || charged.amountPence >= 0 || charged.key !== input.charge.key.key) {
+    throw new LedgerInvariantError(`ledger key ${input.charge.key.key} is not the charge ${charged.key}`);
   }
-  return refund(db, {
+  return writeRefund(db, {
     orgId: charged.orgId,
     amountPence: -charged.amountPence,
-    key: input.charge.refundKey,
+    key: ledgerKeys.refundOf(input.charge.key),
     description: input.description,
     ref: charged.ref ?? undefined,
     nowMs: input.nowMs,
   });
 }
 
-/** Places a hold of amountPence for a run (key reserve:<runId>). 402 when available < amount. */
+/** Places a hold of amountPence for a run (ledgerKeys.runHold). 402 when available < amount. */
 export function reserve(
   db: Database,
   input: { orgId: string; amountPence: number; runId: string; description: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
-  const key = `reserve:${input.runId}`;
+  const key = ledgerKeys.runHold(input.runId);
   return immediate(db, () => {
     const existing = replayOf(db, key, input.orgId, "reserve", -amountPence);
     if (existing) return existing;
@@ -121,8 +119,8 @@ export function reserve(
 }
 
 /**
- * A run finished: charges actualPence (settle:<runId>) and returns the whole hold
- * (release:<runId>) in one transaction. actualPence must not exceed the hold. A hold that is
+ * A run finished: charges actualPence (ledgerKeys.runSettle) and returns the whole hold
+ * (ledgerKeys.runRelease) in one transaction. actualPence must not exceed the hold. A hold that is
  * already resolved (settled or released) is left alone: the call is a no-op.
  */
 export function settleAndRelease(
@@ -140,24 +138,31 @@ export function settleAndRelease(
     }
     // Release first: the hold returns to available before the cost is taken from it, so the
     // available ≥ 0 check holds after each statement, not only at commit.
-    append(db, { ...input, key: `release:${input.runId}`, ref: input.runId, type: "release", amountPence: heldPence });
-    append(db, { ...input, key: `settle:${input.runId}`, ref: input.runId, type: "settle", amountPence: -input.actualPence });
+    append(db, { ...input, key: ledgerKeys.runRelease(input.runId), ref: input.runId, type: "release", amountPence: heldPence });
+    append(db, { ...input, key: ledgerKeys.runSettle(input.runId), ref: input.runId, type: "settle", amountPence: -input.actualPence });
   });
 }
 
-/** A run failed or was cancelled: returns the whole hold (release:<runId>), charges nothing. No-op when already resolved. */
+/** A run failed or was cancelled: returns the whole hold (ledgerKeys.runRelease), charges nothing. No-op when already resolved. */
 export function release(db: Database, input: { orgId: string; runId: string; description: string } & Timed): void {
   immediate(db, () => {
     const heldPence = openHold(db, input.orgId, input.runId);
     if (heldPence === null) return;
-    append(db, { ...input, key: `release:${input.runId}`, ref: input.runId, type: "release", amountPence: heldPence });
+    append(db, { ...input, key: ledgerKeys.runRelease(input.runId), ref: input.runId, type: "release", amountPence: heldPence });
   });
 }
 
-/** An automatic refund (e.g. key refund:<documentId>): a positive `adjustment`. Returns the existing entry when the key was used. */
+/** A failed ingestion's automatic refund (ledgerKeys.documentRefund): a positive `adjustment`. Returns the existing entry when the key was used. */
 export function refund(
   db: Database,
-  input: { orgId: string; amountPence: number; key: string; description: string; ref?: string } & Timed,
+  input: { orgId: string; amountPence: number; key: LedgerKey<"document_refund">; description: string; ref?: string } & Timed,
+): LedgerEntry {
+  return writeRefund(db, input);
+}
+
+function writeRefund(
+  db: Database,
+  input: { orgId: string; amountPence: number; key: LedgerKey<"document_refund" | "search_refund">; description: string; ref?: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
   return immediate(db, () => {
@@ -167,10 +172,10 @@ export function refund(
   });
 }
 
-/** Credit bought (key topup:<orderId>) or recorded by an operator. Returns the existing entry when the key was used. */
+/** Credit bought (ledgerKeys.cardTopUp) or recorded by an operator (ledgerKeys.operatorTopUp). Returns the existing entry when the key was used. */
 export function topUp(
   db: Database,
-  input: { orgId: string; amountPence: number; key: string; description: string; ref?: string } & Timed,
+  input: { orgId: string; amountPence: number; key: LedgerKey<"card_top_up" | "operator_top_up">; description: string; ref?: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
   return immediate(db, () => {
@@ -180,21 +185,17 @@ export function topUp(
   });
 }
 
-export function grantKey(orgId: string, month: string): string {
-  return `grant:${orgId}:${month}`;
-}
-
-/** The plan's monthly allowance for `month` (YYYY-MM, UTC), written at most once (key grant:<org>:<month>). */
+/** The plan's monthly allowance for `month` (YYYY-MM, UTC), written at most once (ledgerKeys.monthlyGrant). */
 export function grant(
   db: Database,
   input: { orgId: string; amountPence: number; month: string } & Timed,
 ): { entry: LedgerEntry; created: boolean } {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(input.month)) throw new LedgerInvariantError(`month must be YYYY-MM, got ${input.month}`);
   const amountPence = positiveAmount(input.amountPence);
-  const key = grantKey(input.orgId, input.month);
+  const key = ledgerKeys.monthlyGrant(input.orgId, input.month);
   return immediate(db, () => {
     // The allowance may change between months; a grant already written stands as it was.
-    const existing = store.findEntryByKey(db, key);
+    const existing = store.findEntryByKey(db, key.key);
     if (existing) return { entry: sameOrganisation(existing, input.orgId), created: false };
     const description = `Monthly allowance for ${input.month}`;
     const before = requireOrganisationTotals(db, input.orgId);
@@ -208,7 +209,7 @@ export function grant(
  */
 export function adjust(
   db: Database,
-  input: { orgId: string; amountPence: number; reason: string; key?: string } & Timed,
+  input: { orgId: string; amountPence: number; reason: string; key?: LedgerKey<"operator_adjustment"> } & Timed,
 ): LedgerEntry {
   const amountPence = input.amountPence;
   if (!Number.isSafeInteger(amountPence) || amountPence === 0 || Math.abs(amountPence) > ENTRY_PENCE_MAX) {
@@ -216,7 +217,7 @@ export function adjust(
   }
   const reason = input.reason.trim();
   if (reason === "") throw new LedgerInvariantError("an adjustment needs a reason");
-  const key = input.key ?? `adjustment:${uuidv7()}`;
+  const key = input.key ?? ledgerKeys.operatorAdjustment();
   return immediate(db, () => {
     const existing = replayOf(db, key, input.orgId, "adjustment", amountPence);
     if (existing) return existing;
@@ -302,13 +303,13 @@ function sameOrganisation(entry: LedgerEntry, orgId: string): LedgerEntry {
 }
 
 /** The entry already written under `key`, if it is this very write; a different write under the same key is a bug. */
-function replayOf(db: Database, key: string, orgId: string, type: LedgerEntryType, amountPence: number): LedgerEntry | null {
-  const existing = store.findEntryByKey(db, key);
+function replayOf(db: Database, key: LedgerKey, orgId: string, type: LedgerEntryType, amountPence: number): LedgerEntry | null {
+  const existing = store.findEntryByKey(db, key.key);
   if (!existing) return null;
   sameOrganisation(existing, orgId);
-  if (existing.type !== type || existing.amountPence !== amountPence) {
+  if (existing.type !== type || existing.amountPence !== amountPence || existing.purpose !== key.purpose) {
     throw new LedgerInvariantError(
-      `ledger key ${key} already holds a ${existing.type} of ${existing.amountPence} pence, not a ${type} of ${amountPence}`,
+      `ledger key ${key.key} already holds a ${existing.purpose} ${existing.type} of ${existing.amountPence} pence, not a ${key.purpose} ${type} of ${amountPence}`,
     );
   }
   return existing;
@@ -316,11 +317,11 @@ function replayOf(db: Database, key: string, orgId: string, type: LedgerEntryTyp
 
 /** The pence still held for a run, or null when its hold is already resolved. No hold at all is a bug. */
 function openHold(db: Database, orgId: string, runId: string): number | null {
-  const hold = store.findEntryByKey(db, `reserve:${runId}`);
+  const hold = store.findEntryByKey(db, ledgerKeys.runHold(runId).key);
   if (!hold) throw new LedgerInvariantError(`run ${runId} has no hold to resolve`);
   sameOrganisation(hold, orgId);
-  if (store.findEntryByKey(db, `release:${runId}`)) return null;
-  if (store.findEntryByKey(db, `settle:${runId}`)) throw new LedgerInvariantError(`run ${runId} was settled without its release`);
+  if (store.findEntryByKey(db, ledgerKeys.runRelease(runId).key)) return null;
+  if (store.findEntryByKey(db, ledgerKeys.runSettle(runId).key)) throw new LedgerInvariantError(`run ${runId} was settled without its release`);
   return -hold.amountPence;
 }
 
@@ -335,10 +336,12 @@ function clip(text: string, max: number, what: string): string {
 /** Writes one entry, then checks the running totals moved by exactly that entry. `before`: totals read in this transaction. */
 function append(
   db: Database,
-  input: { orgId: string; type: LedgerEntryType; amountPence: number; key: string; description: string; ref?: string; nowMs?: number },
+  input: { orgId: string; type: LedgerEntryType; amountPence: number; key: LedgerKey; description: string; ref?: string; nowMs?: number },
   before: store.Totals = requireOrganisationTotals(db, input.orgId),
 ): LedgerEntry {
-  if (input.key.length < 1 || input.key.length > KEY_LENGTH_MAX) throw new LedgerInvariantError(`ledger key must be 1 to ${KEY_LENGTH_MAX} characters`);
+  const { key, purpose } = input.key;
+  if (key.length < 1 || key.length > KEY_LENGTH_MAX) throw new LedgerInvariantError(`ledger key must be 1 to ${KEY_LENGTH_MAX} characters`);
+  if (LEDGER_PURPOSES[purpose] !== input.type) throw new LedgerInvariantError(`ledger key ${key} is for a ${purpose}, not a ${input.type}`);
   if (input.ref !== undefined && (input.ref.length < 1 || input.ref.length > REF_LENGTH_MAX)) {
     throw new LedgerInvariantError(`ledger ref must be 1 to ${REF_LENGTH_MAX} characters`);
   }
@@ -349,7 +352,8 @@ function append(
     amountPence: input.amountPence,
     currency: CURRENCY,
     description: clip(input.description, DESCRIPTION_LENGTH_MAX, "description"),
-    key: input.key,
+    key,
+    purpose,
     ref: input.ref ?? null,
     createdAtMs: input.nowMs ?? Date.now(),
   };

@@ -1,8 +1,8 @@
 import { requireOrganisation } from "../auth/service";
 import type { Deps } from "../deps";
-import { validationFailed } from "../http/errors";
-import { uuidv7 } from "../ids";
+import { validationFailed } from "../errors";
 import { adjust, ENTRY_PENCE_MAX, LedgerInvariantError, topUp, type LedgerEntry } from "./ledger";
+import { ledgerKeys } from "./ledger-keys";
 import { findEntryByKey } from "./store";
 
 export const OPERATOR_REFERENCE_LENGTH_MAX = 100;
@@ -25,8 +25,8 @@ export function recordOperatorTopUp(
   if (reference !== undefined && (reference.length < 1 || reference.length > OPERATOR_REFERENCE_LENGTH_MAX)) {
     throw validationFailed(`reference must be 1 to ${OPERATOR_REFERENCE_LENGTH_MAX} characters`);
   }
-  const key = reference ? `topup:operator:${input.orgId}:${reference}` : `topup:operator:${uuidv7()}`;
-  const existing = findEntryByKey(deps.db, key);
+  const key = ledgerKeys.operatorTopUp(input.orgId, reference);
+  const existing = findEntryByKey(deps.db, key.key);
   if (existing && existing.amountPence !== input.amountPence) {
     throw validationFailed(`reference ${reference} was already recorded for ${existing.amountPence} pence`);
   }

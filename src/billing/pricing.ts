@@ -21,6 +21,12 @@ export function screeningPence(keywordCount: number): number {
   return screeningPencePerKeyword * keywordCount;
 }
 
+/** A screening's price as its ledger entries show it: "3 keywords × 2p". */
+export function screeningPriceText(keywordCount: number): string {
+  assertPositiveInteger(keywordCount, "keywordCount");
+  return `${keywordCount} keyword${keywordCount === 1 ? "" : "s"} × ${screeningPencePerKeyword}p`;
+}
+
 /** The worst case, held before an execution starts: 5p + 1p × the timeout in seconds. */
 export function executionReservePence(timeoutSeconds: number): number {
   assertPositiveInteger(timeoutSeconds, "timeoutSeconds");

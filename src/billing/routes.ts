@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
-import { ApiError } from "../http/errors";
+import { payloadTooLarge } from "../errors";
 import { idempotency } from "../http/idempotency";
 import { operation } from "../http/operation";
 import { Integer } from "../http/schema";
@@ -93,9 +93,10 @@ export function stripeWebhookRoutes(deps: Deps) {
     "/webhooks/stripe",
     async ({ request }) => {
       const declaredBytes = Number(request.headers.get("content-length") ?? "0");
-      if (declaredBytes > WEBHOOK_BODY_BYTES_MAX) throw new ApiError(413, "payload_too_large", `webhook bodies are at most ${WEBHOOK_BODY_BYTES_MAX} bytes`);
+      if (declaredBytes > WEBHOOK_BODY_BYTES_MAX) throw payloadTooLarge(WEBHOOK_BODY_BYTES_MAX, declaredBytes);
       const raw = await request.text();
-      if (Buffer.byteLength(raw) > WEBHOOK_BODY_BYTES_MAX) throw new ApiError(413, "payload_too_large", `webhook bodies are at most ${WEBHOOK_BODY_BYTES_MAX} bytes`);
+      const bodyBytes = Buffer.byteLength(raw);
+      if (bodyBytes > WEBHOOK_BODY_BYTES_MAX) throw payloadTooLarge(WEBHOOK_BODY_BYTES_MAX, bodyBytes);
       const outcome = await handleStripeWebhook(deps, raw, request.headers.get("stripe-signature"));
       return { received: true, outcome };
     },

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { monthlyGrantKeyParts, type LedgerPurpose } from "./ledger-keys";
 
 export type LedgerEntryType = "top_up" | "grant" | "reserve" | "settle" | "release" | "adjustment";
 
@@ -11,6 +12,8 @@ export interface LedgerEntry {
   currency: "GBP";
   description: string;
   key: string;
+  /** What the entry is for (ledger-keys.ts). */
+  purpose: LedgerPurpose;
   ref: string | null;
   createdAtMs: number;
 }
@@ -21,13 +24,14 @@ export interface Totals {
 }
 
 const ENTRY_COLUMNS = `id, org_id AS orgId, type, amount_pence AS amountPence, currency, description,
-  idempotency_key AS key, ref, created_at_ms AS createdAtMs`;
+  idempotency_key AS key, purpose, ref, created_at_ms AS createdAtMs`;
 
+/** Only src/billing/ledger.ts calls this: it is the one writer of money. */
 export function insertEntry(db: Database, e: LedgerEntry): void {
   db.query(
-    `INSERT INTO ledger_entries (id, org_id, type, amount_pence, currency, description, idempotency_key, ref, created_at_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(e.id, e.orgId, e.type, e.amountPence, e.currency, e.description, e.key, e.ref, e.createdAtMs);
+    `INSERT INTO ledger_entries (id, org_id, type, amount_pence, currency, description, idempotency_key, purpose, ref, created_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(e.id, e.orgId, e.type, e.amountPence, e.currency, e.description, e.key, e.purpose, e.ref, e.createdAtMs);
 }
 
 export function findEntryByKey(db: Database, key: string): LedgerEntry | null {
@@ -57,6 +61,58 @@ export function listEntries(db: Database, orgId: string, limit: number, offset: 
       `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE org_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ? OFFSET ?`,
     )
     .all(orgId, limit, offset);
+}
+
+/** listEntries of one type only (the dashboard's filter). */
+export function listEntriesOfType(db: Database, orgId: string, type: LedgerEntryType, limit: number, offset: number): LedgerEntry[] {
+  return db
+    .query<LedgerEntry, [string, string, number, number]>(
+      `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE org_id = ? AND type = ?
+       ORDER BY created_at_ms DESC, id DESC LIMIT ? OFFSET ?`,
+    )
+    .all(orgId, type, limit, offset);
+}
+
+/**
+ * Spend since `sinceMs` per period of `periodMs` (keyed by the period's start): charges
+ * (every settle) less automatic refunds. Holds are not spend until they settle.
+ */
+export function spendPenceByPeriod(db: Database, orgId: string, sinceMs: number, periodMs: number): Map<number, number> {
+  const rows = db
+    .query<{ period: number; spendPence: number }, [number, string, number]>(
+      `SELECT (created_at_ms / ?1) AS period, -SUM(amount_pence) AS spendPence FROM ledger_entries
+       WHERE org_id = ?2 AND created_at_ms >= ?3
+         AND (type = 'settle' OR purpose IN ('search_refund', 'document_refund'))
+       GROUP BY period`,
+    )
+    .all(periodMs, orgId, sinceMs);
+  return new Map(rows.map((r) => [r.period * periodMs, r.spendPence]));
+}
+
+/** An organisation's monthly allowance and whether this month's grant (its key) is written; null for an unknown organisation. */
+export function readAllowance(db: Database, orgId: string, grantKey: string): { allowancePence: number; granted: boolean } | null {
+  const row = db
+    .query<{ allowancePence: number; granted: number }, [string, string]>(
+      `SELECT monthly_allowance_pence AS allowancePence,
+         EXISTS (SELECT 1 FROM ledger_entries WHERE idempotency_key = ?) AS granted
+       FROM organisations WHERE id = ?`,
+    )
+    .get(grantKey, orgId);
+  return row && { allowancePence: row.allowancePence, granted: row.granted === 1 };
+}
+
+/** Organisations with an allowance whose grant for `month` is not written yet, by id; served by the key's UNIQUE index. */
+export function findOrganisationsDueAllowance(db: Database, month: string, batchMax: number): string[] {
+  const { before, after } = monthlyGrantKeyParts(month);
+  return db
+    .query<{ id: string }, [string, string, number]>(
+      `SELECT id FROM organisations o
+       WHERE monthly_allowance_pence > 0
+         AND NOT EXISTS (SELECT 1 FROM ledger_entries WHERE idempotency_key = ? || o.id || ?)
+       ORDER BY id LIMIT ?`,
+    )
+    .all(before, after, batchMax)
+    .map((r) => r.id);
 }
 
 export interface RecomputedTotals extends Totals {
@@ -106,7 +162,7 @@ export function findHoldProblems(db: Database, limit: number): HoldProblem[] {
            -SUM(CASE WHEN type = 'settle' THEN amount_pence ELSE 0 END) AS settled,
            COUNT(DISTINCT org_id) AS orgs
          FROM ledger_entries
-         WHERE idempotency_key LIKE 'reserve:%' OR idempotency_key LIKE 'release:%' OR idempotency_key LIKE 'settle:%'
+         WHERE purpose IN ('run_hold', 'run_release', 'run_settle')
          GROUP BY ref)
        SELECT run_id AS runId, CASE
            WHEN reserves <> 1 THEN 'release or settle without exactly one reserve'

@@ -1,6 +1,6 @@
 import Stripe from "stripe";
 import type { Config } from "../config";
-import { ApiError } from "../http/errors";
+import { Refusal } from "../errors";
 
 /** Bounds on calls to Stripe: a checkout request never hangs a client for long. */
 const STRIPE_TIMEOUT_MS = 15_000;
@@ -8,7 +8,7 @@ const STRIPE_NETWORK_RETRIES = 2;
 /** Stripe-Signature timestamps older than this are refused (replay protection). */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
-export const paymentsUnavailable = (details: string) => new ApiError(503, "payments_unavailable", details);
+export const paymentsUnavailable = (details: string) => new Refusal("payments_unavailable", details);
 
 /**
  * A Stripe client for the configured secret key, or null when payments are not configured

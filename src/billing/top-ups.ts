@@ -1,10 +1,10 @@
 import type Stripe from "stripe";
 import type { Deps } from "../deps";
-import { validationFailed } from "../http/errors";
+import { Refusal, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { topUp } from "./ledger";
+import { ledgerKeys } from "./ledger-keys";
 import { paymentsUnavailable, stripeClient, verifyWebhook } from "./stripe";
-import { ApiError } from "../http/errors";
 import * as store from "./store";
 import { immediate } from "./transaction";
 
@@ -19,10 +19,6 @@ export interface TopUpCheckout {
   orderId: string;
   checkoutUrl: string;
   amountPence: number;
-}
-
-export function topUpLedgerKey(orderId: string): string {
-  return `topup:${orderId}`;
 }
 
 /**
@@ -90,7 +86,7 @@ export async function createTopUp(deps: Deps, input: { orgId: string; amountPenc
 }
 
 export const invalidSignature = () =>
-  new ApiError(400, "invalid_signature", "Stripe-Signature does not match the body and webhook secret, or is older than 300 seconds");
+  new Refusal("invalid_signature", "Stripe-Signature does not match the body and webhook secret, or is older than 300 seconds");
 
 /**
  * POST /v1/webhooks/stripe: verify, then apply the event once. Returns what happened, for
@@ -194,8 +190,8 @@ function decide(deps: Deps, event: Stripe.Event, nowMs: number): { outcome: stri
       // Credit follows the stored order, never the event; a disagreement is worth a look.
       deps.log.warn("stripe_webhook_amount_mismatch", { orderId: order.id, eventId: event.id });
     }
-    const key = topUpLedgerKey(order.id);
-    const already = store.findEntryByKey(deps.db, key) !== null;
+    const key = ledgerKeys.cardTopUp(order.id);
+    const already = store.findEntryByKey(deps.db, key.key) !== null;
     topUp(deps.db, {
       orgId: order.orgId,
       amountPence: order.amountPence,

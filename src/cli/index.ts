@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Env } from "../config";
 import { createDeps, type Deps } from "../deps";
-import { ApiError } from "../http/errors";
+import { Refusal, type ErrorCode } from "../errors";
 import { VERSION } from "../version";
 import { CliError, optionalInteger, optionalString, parseFlags } from "./args";
 import { backupCommands } from "./backup";
@@ -93,14 +93,14 @@ export async function runCli(args: string[], env: Env): Promise<number> {
   }
 }
 
-function errorCode(error: unknown): string {
-  if (error instanceof ApiError) return error.code;
+function errorCode(error: unknown): ErrorCode {
+  if (error instanceof Refusal) return error.code;
   if (error instanceof CliError || error instanceof ConfigError) return "invalid_arguments";
   return "internal_error";
 }
 
 function describe(error: unknown): string {
-  if (error instanceof ApiError) return error.details ?? error.code;
+  if (error instanceof Refusal) return error.details;
   if (error instanceof Error) return error.message.split("\n")[0] ?? error.name;
   return String(error);
 }

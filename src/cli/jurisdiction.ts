@@ -1,5 +1,5 @@
 import { listJurisdictions, upsertJurisdiction } from "../auth/store";
-import { validationFailed } from "../http/errors";
+import { validationFailed } from "../errors";
 import { optionalString, requiredString } from "./args";
 import type { Command } from "./command";
 

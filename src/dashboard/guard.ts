@@ -1,6 +1,6 @@
 import { findOrganisation } from "../auth/store";
 import type { Deps } from "../deps";
-import { ApiError } from "../http/errors";
+import { Refusal } from "../errors";
 import { html } from "./html";
 import { notice, page, type PageContext } from "./layout";
 import { htmlResponse, redirect } from "./respond";
@@ -99,21 +99,8 @@ export function field(form: FormData, name: string, lengthMax = 1000): string {
   return typeof value === "string" ? value.slice(0, lengthMax) : "";
 }
 
-/** What a person should read when a service call refuses: the API's own human `details`. */
+/** What a person should read when a service call refuses: the error table's title over the API's own human `details`. */
 export function describeError(error: unknown): { title: string; details: string; status: number } {
-  if (error instanceof ApiError) {
-    const titles: Record<string, string> = {
-      insufficient_credit: "Not enough credit",
-      invalid_jurisdictions: "Unknown jurisdiction",
-      invalid_pdf: "That file is not a usable PDF",
-      too_many_pages: "Too many pages",
-      payload_too_large: "File too large",
-      validation_failed: "Please check the form",
-      payments_unavailable: "Payments are not configured",
-      rate_limited: "Slow down",
-      not_found: "Not found",
-    };
-    return { title: titles[error.code] ?? "That did not work", details: error.details ?? error.code, status: error.status };
-  }
+  if (error instanceof Refusal) return { title: error.title, details: error.details, status: error.status };
   throw error;
 }

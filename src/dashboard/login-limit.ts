@@ -1,5 +1,5 @@
 import type { Deps } from "../deps";
-import { ApiError } from "../http/errors";
+import { rateLimited } from "../errors";
 import * as store from "./store";
 
 /** Failed sign-ins allowed per window before that email, or that address, must wait. */
@@ -34,9 +34,7 @@ export function reserveLoginAttempt(deps: Deps, email: string, clientIp: string)
       tooMany(deps, `email:${email}`, LOGIN_FAILURES_PER_EMAIL_MAX, nowMs) ?? tooMany(deps, `ip:${clientIp}`, LOGIN_FAILURES_PER_IP_MAX, nowMs);
     if (waitSeconds !== null) {
       const minutes = Math.ceil(waitSeconds / 60);
-      throw new ApiError(429, "rate_limited", `too many failed sign-ins; try again in ${minutes} minute${minutes === 1 ? "" : "s"}`, {
-        "retry-after": String(waitSeconds),
-      });
+      throw rateLimited(`too many failed sign-ins; try again in ${minutes} minute${minutes === 1 ? "" : "s"}`, waitSeconds);
     }
     store.insertLoginAttempt(deps.db, `email:${email}`, nowMs);
     return { ipRowId: store.insertLoginAttempt(deps.db, `ip:${clientIp}`, nowMs) };

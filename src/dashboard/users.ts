@@ -1,7 +1,7 @@
 import { requireOrganisation } from "../auth/service";
 import { KEY_PREFIX } from "../auth/keys";
 import type { Deps } from "../deps";
-import { ApiError, validationFailed } from "../http/errors";
+import { notFound, Refusal, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { recordLoginSuccess, reserveLoginAttempt } from "./login-limit";
 import * as store from "./store";
@@ -54,7 +54,7 @@ export function passwordProblem(password: string): string | null {
 export async function createUser(deps: Deps, input: { orgId: string; email: string }): Promise<{ id: string; email: string; oneTimePassword: string }> {
   requireOrganisation(deps, input.orgId);
   const email = requireEmail(input.email);
-  if (store.findUserByEmail(deps.db, email)) throw new ApiError(409, "user_exists", `a user with email ${email} already exists`);
+  if (store.findUserByEmail(deps.db, email)) throw new Refusal("user_exists", `a user with email ${email} already exists`);
   const oneTimePassword = generateOneTimePassword();
   const user: store.UserRow = {
     id: uuidv7(),
@@ -73,7 +73,7 @@ export async function createUser(deps: Deps, input: { orgId: string; email: stri
 export async function resetUserPassword(deps: Deps, rawEmail: string): Promise<{ id: string; email: string; oneTimePassword: string }> {
   const email = requireEmail(rawEmail);
   const user = store.findUserByEmail(deps.db, email);
-  if (!user) throw new ApiError(404, "not_found", `no user with email ${email}`);
+  if (!user) throw notFound(`no user with email ${email}`);
   const oneTimePassword = generateOneTimePassword();
   const hash = await Bun.password.hash(oneTimePassword, ARGON);
   deps.db.transaction(() => {
@@ -97,7 +97,7 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
     ? await Bun.password.verify(password, user.passwordHash)
     : (await Bun.password.verify(password, await (decoyHash ??= Bun.password.hash(generateOneTimePassword(), ARGON))), false);
   if (!user || !ok || input.password.length > PASSWORD_LENGTH_MAX) {
-    throw new ApiError(401, "invalid_credentials", "that email and password do not match an account");
+    throw new Refusal("invalid_credentials", "that email and password do not match an account");
   }
   recordLoginSuccess(deps, email, attempt);
   store.recordSignIn(deps.db, user.id, deps.clock.nowMs());
@@ -110,9 +110,9 @@ export async function changePassword(
   input: { userId: string; currentPassword: string; newPassword: string; keepSessionTokenHash: string },
 ): Promise<void> {
   const user = store.findUser(deps.db, input.userId);
-  if (!user) throw new ApiError(404, "not_found", "no such user");
+  if (!user) throw notFound("no such user");
   if (input.currentPassword.length > PASSWORD_LENGTH_MAX || !(await Bun.password.verify(input.currentPassword, user.passwordHash))) {
-    throw new ApiError(400, "invalid_credentials", "the current password is not correct");
+    throw new Refusal("current_password_incorrect", "the current password is not correct");
   }
   const problem = passwordProblem(input.newPassword);
   if (problem) throw validationFailed(`new password: ${problem}`);

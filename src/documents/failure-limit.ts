@@ -10,7 +10,7 @@
  * (no text layer) parse fine and do not count. In memory: limits are per process, which
  * is the deployment unit, as for the per-key rate limit.
  */
-import { ApiError } from "../http/errors";
+import { rateLimited } from "../errors";
 
 const WINDOW_MS = 60 * 60 * 1000;
 /** Organisations remembered at once; past it the oldest entries go first. */
@@ -39,11 +39,9 @@ export class DocumentFailureLimit {
     const times = this.recent(orgId, nowMs);
     if (times.length < this.perHour) return;
     const retryAfterSeconds = Math.max(1, Math.ceil((times[0]! + WINDOW_MS - nowMs) / 1000));
-    throw new ApiError(
-      429,
-      "rate_limited",
+    throw rateLimited(
       `${times.length} uploads of this organisation failed on their content in the last hour (the limit is ${this.perHour}); try again in ${retryAfterSeconds} s`,
-      { "retry-after": String(retryAfterSeconds) },
+      retryAfterSeconds,
     );
   }
 

@@ -6,6 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { refund } from "../billing/ledger";
+import { ledgerKeys } from "../billing/ledger-keys";
 import type { Deps } from "../deps";
 import { RunFailure, type Run, type RunKindSpec } from "../jobs/types";
 import { deleteDocumentChunks, indexDocumentChunks } from "../search/indexing";
@@ -65,7 +66,7 @@ function failDocument(deps: Deps, db: Database, documentId: string, error: strin
   refund(db, {
     orgId: doc.orgId,
     amountPence: doc.creditsChargedPence,
-    key: `refund:${documentId}`,
+    key: ledgerKeys.documentRefund(documentId),
     description: `Refund: ingestion of ${doc.filename} failed`,
     ref: documentId,
     nowMs: deps.clock.nowMs(),

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
-import { notFound } from "../http/errors";
+import { notFound } from "../errors";
 import { idempotency } from "../http/idempotency";
 import { operation } from "../http/operation";
 import { Integer, UuidParams } from "../http/schema";

@@ -3,10 +3,11 @@
  * Ingestion itself is the document_ingest run (ingest.ts).
  */
 import { getBalance, charge } from "../billing/ledger";
+import { ledgerKeys } from "../billing/ledger-keys";
 import { documentPence } from "../billing/pricing";
 import { isoFromMs } from "../clock";
 import type { Deps } from "../deps";
-import { ApiError, insufficientCredit } from "../http/errors";
+import { insufficientCredit, Refusal } from "../errors";
 import { uuidv7 } from "../ids";
 import { createRun } from "../jobs/store";
 import { deleteDocumentChunks } from "../search/indexing";
@@ -77,7 +78,7 @@ export async function createDocument(deps: Deps, orgId: string, upload: Upload, 
     if (!(error instanceof PdfRejectedError)) throw error;
     // Free (nothing was charged), but counted: failure-limit.ts.
     deps.documentFailures.record(orgId, clock.nowMs());
-    throw new ApiError(400, error.code, error.details);
+    throw new Refusal(error.code, error.details);
   }
   const amountPence = documentPence(pages);
   // Not authoritative (the charge below is), but spares writing a file we would delete.
@@ -96,7 +97,7 @@ export async function createDocument(deps: Deps, orgId: string, upload: Upload, 
         charge(db, {
           orgId,
           amountPence,
-          key: `doc:${id}`,
+          key: ledgerKeys.document(id),
           description: `Document ingestion: ${upload.filename} (${pages} ${pages === 1 ? "page" : "pages"})`,
           ref: id,
           nowMs: clock.nowMs(),

@@ -4,7 +4,7 @@
  * first, and the stream is counted as it arrives and abandoned as soon as it passes the
  * limit. At most the limit plus a small multipart allowance is ever held in memory.
  */
-import { ApiError, validationFailed } from "../http/errors";
+import { payloadTooLarge, Refusal, unsupportedMediaType, validationFailed } from "../errors";
 
 /** Boundaries, part headers and the jurisdictionSlugs field on top of the file itself. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -21,10 +21,6 @@ export interface Upload {
   jurisdictionSlugs: string[] | undefined;
 }
 
-export function payloadTooLarge(maxUploadBytes: number): ApiError {
-  return new ApiError(413, "payload_too_large", `the upload limit is ${maxUploadBytes} bytes`);
-}
-
 /**
  * Reads the request body as multipart/form-data: 415 for another media type, 413 as soon as
  * the declared or counted size passes the limit, 400 when it is not parseable multipart.
@@ -32,7 +28,7 @@ export function payloadTooLarge(maxUploadBytes: number): ApiError {
 export async function readMultipart(request: Request, maxUploadBytes: number): Promise<FormData> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!/^multipart\/form-data\s*;/i.test(contentType)) {
-    throw new ApiError(415, "unsupported_media_type", "POST /v1/documents takes multipart/form-data with a `file` part");
+    throw unsupportedMediaType("POST /v1/documents takes multipart/form-data with a `file` part");
   }
   const bodyBytesMax = maxUploadBytes + MULTIPART_OVERHEAD_BYTES;
   const declared = request.headers.get("content-length");
@@ -52,7 +48,7 @@ export async function uploadFromForm(form: FormData, maxUploadBytes: number): Pr
   const file = form.get("file");
   if (!(file instanceof Blob)) throw validationFailed("body.file: required (the PDF, as a file part)");
   if (file.size > maxUploadBytes) throw payloadTooLarge(maxUploadBytes);
-  if (file.size === 0) throw new ApiError(400, "invalid_pdf", "the file is empty");
+  if (file.size === 0) throw new Refusal("invalid_pdf", "the file is empty");
   return {
     filename: cleanFilename(file instanceof File ? file.name : ""),
     bytes: new Uint8Array(await file.arrayBuffer()),

@@ -1,7 +1,7 @@
 import { release, settleAndRelease } from "../billing/ledger";
 import { executionCostPence, executionReservePence } from "../billing/pricing";
 import type { Deps } from "../deps";
-import { ApiError, notFound } from "../http/errors";
+import { notFound, Refusal } from "../errors";
 import { isUuid } from "../ids";
 import { createReservedRun } from "../jobs/reserved-run";
 import { findRun } from "../jobs/store";
@@ -49,7 +49,7 @@ export function createExecution(
   request: { code: string; timeoutSeconds?: number },
 ): { id: string; status: "pending"; estimatedCostPence: number } {
   if (!deps.sandbox.available) {
-    throw new ApiError(503, "sandbox_unavailable", deps.sandbox.unavailableReason ?? "the sandbox is unavailable");
+    throw new Refusal("sandbox_unavailable", deps.sandbox.unavailableReason ?? "the sandbox is unavailable");
   }
   const input: ExecutionInput = { code: request.code, timeoutSeconds: request.timeoutSeconds ?? EXECUTION_TIMEOUT_SECONDS_DEFAULT };
   const estimatedCostPence = executionReservePence(input.timeoutSeconds);

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { authenticateRequest } from "./auth";
-import { unsupportedMediaType } from "./errors";
+import { unsupportedMediaType } from "../errors";
 import { requestInfo } from "./request-context";
 import { isApiPath, type ApiRoute, type RouteTable } from "./route-table";
 

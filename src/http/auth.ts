@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { authenticateApiKey, type Authenticated } from "../auth/service";
 import { grantOnRequest } from "../billing/grants";
 import type { Deps } from "../deps";
-import { unauthorized } from "./errors";
+import { unauthorized } from "../errors";
 import { requestInfo } from "./request-context";
 
 const authenticated = new WeakMap<Request, Authenticated>();

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
-import { ApiError } from "./errors";
+import { payloadTooLarge } from "../errors";
 
 /** JSON bodies are small (code ≤ 65,536 characters, 100 keywords ≤ 1,000 each); uploads have their own limit. */
 export const JSON_BODY_BYTES_MAX = 1024 * 1024;
@@ -23,7 +23,7 @@ export function bodyLimit(deps: Deps) {
     const isUpload = (request.headers.get("content-type") ?? "").startsWith("multipart/form-data");
     const bytesMax = isUpload ? uploadBytesMax : JSON_BODY_BYTES_MAX;
     if (declared > bytesMax) {
-      throw new ApiError(413, "payload_too_large", `request body is ${declared} bytes; the limit is ${bytesMax} bytes`, { connection: "close" });
+      throw payloadTooLarge(bytesMax, declared, { connection: "close" });
     }
   });
 }

@@ -1,7 +1,7 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Deps } from "../deps";
 import { isStorageFull } from "../db/storage";
-import { ApiError, storageFull } from "./errors";
+import { internalError, notFound, Refusal, storageFull, validationFailed } from "../errors";
 import { requestInfo } from "./request-context";
 import { describeRule } from "./schema";
 
@@ -32,16 +32,17 @@ export function errorHandler(deps: Deps) {
     if (error instanceof ValidationError) {
       if (error.type === "response") return respond(refusalOf(deps, request, error));
       // A path parameter is an id: one that fails its schema (a malformed uuid) names nothing.
-      if (error.type === "params") return json(404, { error: "not_found", details: "no such resource (the id is not a UUID)" });
-      return json(400, { error: "validation_failed", details: describeValidation(error) });
+      if (error.type === "params") return respond(notFound("no such resource (the id is not a UUID)"));
+      return respond(validationFailed(describeValidation(error)));
     }
-    if (code === "PARSE") return json(400, { error: "validation_failed", details: "body: malformed JSON" });
-    if (code === "NOT_FOUND") return json(404, { error: "not_found", details: "no such route" });
+    if (code === "PARSE") return respond(validationFailed("body: malformed JSON"));
+    if (code === "NOT_FOUND") return respond(notFound("no such route"));
     return respond(refusalOf(deps, request, error));
   });
 }
 
-function respond(refusal: ApiError): Response {
+/** A refusal as the Error body, with the status the error table gives its code. */
+function respond(refusal: Refusal): Response {
   return json(refusal.status, refusal.body(), refusal.headers);
 }
 
@@ -51,8 +52,8 @@ function respond(refusal: ApiError): Response {
  * ENOSPC) as storage_full, logged at most once a minute; anything else as internal_error
  * naming the request id, with the error itself only in the log.
  */
-export function refusalOf(deps: Deps, request: Request, error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
+export function refusalOf(deps: Deps, request: Request, error: unknown): Refusal {
+  if (error instanceof Refusal) return error;
   const info = requestInfo(request);
   if (isStorageFull(error)) {
     // The failed write rolled back (money moves in one transaction), so nothing was charged.
@@ -65,5 +66,5 @@ export function refusalOf(deps: Deps, request: Request, error: unknown): ApiErro
     errorName: error instanceof Error ? error.name : typeof error,
     message: error instanceof Error ? error.message.slice(0, 500) : String(error).slice(0, 500),
   });
-  return new ApiError(500, "internal_error", `request ${info?.id ?? "unknown"} failed; see the server log`);
+  return internalError(info?.id ?? "unknown");
 }

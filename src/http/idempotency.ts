@@ -4,7 +4,7 @@ import type { Authenticated } from "../auth/service";
 import type { Deps } from "../deps";
 import { immediate } from "../billing/transaction";
 import { uuidv7 } from "../ids";
-import { ApiError, validationFailed } from "./errors";
+import { Refusal, validationFailed } from "../errors";
 
 /**
  * The Idempotency-Key header for POST /v1 routes (decisions.md "Idempotency").
@@ -183,10 +183,10 @@ export async function claimIdempotencyKey(
     if (outcome.kind === "claimed") return { kind: "claimed", claim: { orgId, key, operationId: outcome.operationId, ownerToken, finished: false } };
     if (outcome.kind === "replay") return outcome;
     if (outcome.kind === "mismatch") {
-      throw new ApiError(409, "idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key");
+      throw new Refusal("idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key");
     }
     if (performance.now() >= deadline) {
-      throw new ApiError(409, "idempotency_key_reused", "a request with this Idempotency-Key is still in flight; retry after it completes", {
+      throw new Refusal("idempotency_key_reused", "a request with this Idempotency-Key is still in flight; retry after it completes", {
         "retry-after": "1",
       });
     }

@@ -1,5 +1,5 @@
 import type { DocumentDecoration } from "elysia";
-import type { ErrorCode } from "./errors";
+import type { ApiErrorCode } from "../errors";
 
 export const API_TAGS = {
   "Knowledge base": "Hybrid search of the regulatory corpus and the organisation's own documents, and the jurisdictions it covers.",
@@ -25,7 +25,7 @@ export interface OperationDoc {
    * The codes this operation answers with beyond those implied by its shape, which the
    * OpenAPI document adds itself (authentication, validation, ids, idempotency, body limits).
    */
-  errors?: ErrorCode[];
+  errors?: ApiErrorCode[];
   /** Served without an API key (the Stripe webhook). */
   public?: boolean;
   /** A POST that refuses the Idempotency-Key header (its retries are keyed otherwise). */

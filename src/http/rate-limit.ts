@@ -1,4 +1,4 @@
-import { ApiError } from "./errors";
+import { rateLimited } from "../errors";
 
 /** Bound on remembered keys, so a flood of distinct keys cannot grow memory without limit. */
 const BUCKETS_MAX = 100_000;
@@ -20,9 +20,7 @@ export class RateLimiter {
     bucket.updatedMs = nowMs;
     if (bucket.tokens < 1) {
       const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / refillPerMs / 1000));
-      throw new ApiError(429, "rate_limited", `more than ${this.perMinute} requests per minute for this key`, {
-        "retry-after": String(retryAfterSeconds),
-      });
+      throw rateLimited(`more than ${this.perMinute} requests per minute for this key`, retryAfterSeconds);
     }
     bucket.tokens -= 1;
     if (!this.buckets.has(keyId) && this.buckets.size >= BUCKETS_MAX) this.buckets.clear();

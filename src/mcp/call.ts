@@ -2,7 +2,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { refusalOf } from "../http/error-handler";
-import { validationFailed, type ApiError } from "../http/errors";
+import { validationFailed, type Refusal } from "../errors";
 import {
   claimIdempotencyKey,
   finishIdempotentRequest,
@@ -51,7 +51,7 @@ export async function callTool(context: McpContext, tool: ToolSpec, rawArguments
 }
 
 /** The API's Error body as the tool error's text: `{"error":"insufficient_credit","details":"available 0 pence, required 2 pence"}`. */
-function toolError(refusal: ApiError): CallToolResult {
+function toolError(refusal: Refusal): CallToolResult {
   return { isError: true, content: [{ type: "text", text: JSON.stringify(refusal.body()) }] };
 }
 

@@ -3,7 +3,7 @@ import { Kind, TypeRegistry, type TSchema } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Deps } from "../deps";
 import { requireApiKey } from "../http/auth";
-import { validationFailed } from "../http/errors";
+import { validationFailed } from "../errors";
 import { operation } from "../http/operation";
 import { MCP_PATH } from "../http/route-table";
 import { Integer, Text } from "../http/schema";

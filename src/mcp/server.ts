@@ -87,6 +87,6 @@ function guarded<T>(context: McpContext, work: () => T): T {
   } catch (error) {
     if (error instanceof McpError) throw error;
     const refusal = refusalOf(context.deps, context.request, error);
-    throw new McpError(ErrorCode.InternalError, `${refusal.code}: ${refusal.details ?? ""}`, refusal.body());
+    throw new McpError(ErrorCode.InternalError, `${refusal.code}: ${refusal.details}`, refusal.body());
   }
 }

@@ -1,7 +1,7 @@
 import { release, settleAndRelease } from "../billing/ledger";
-import { screeningPence } from "../billing/pricing";
+import { screeningPence, screeningPriceText } from "../billing/pricing";
 import type { Deps } from "../deps";
-import { notFound } from "../http/errors";
+import { notFound } from "../errors";
 import { isUuid } from "../ids";
 import { createReservedRun } from "../jobs/reserved-run";
 import { findRun } from "../jobs/store";
@@ -65,7 +65,7 @@ export function createScreening(
     kind: SCREENING_RUN_KIND,
     input,
     holdPence: estimatedCostPence,
-    holdDescription: `${screeningName(id, input)}: hold for ${keywordsText(input.keywords.length)} × 2p`,
+    holdDescription: `${screeningName(id, input)}: hold for ${screeningPriceText(input.keywords.length)}`,
   });
   return { id, status: "pending", estimatedCostPence };
 }
@@ -109,7 +109,7 @@ export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, Screen
     },
     onCompleted(db, run) {
       const actualPence = screeningPence(run.input.keywords.length);
-      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `${screeningName(run.id, run.input)} completed: ${keywordsText(run.input.keywords.length)} × 2p`, nowMs: deps.clock.nowMs() });
+      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `${screeningName(run.id, run.input)} completed: ${screeningPriceText(run.input.keywords.length)}`, nowMs: deps.clock.nowMs() });
     },
     onFailed(db, run) {
       release(db, { orgId: run.orgId, runId: run.id, description: `${screeningName(run.id, run.input)} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
@@ -120,8 +120,4 @@ export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, Screen
 /** How the ledger names a screening: "screening <id>", or "screening <id> (MCP)". */
 function screeningName(id: string, input: ScreeningInput): string {
   return input.via ? `screening ${id} (${input.via})` : `screening ${id}`;
-}
-
-function keywordsText(count: number): string {
-  return `${count} keyword${count === 1 ? "" : "s"}`;
 }

@@ -5,6 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { chargeRefundable, getBalance, refundCharge } from "../billing/ledger";
+import { ledgerKeys } from "../billing/ledger-keys";
 import { searchPence } from "../billing/pricing";
 import type { SearchDeps } from "./search-index";
 import { SEARCH_TOP_K_DEFAULT, type SearchMatch } from "./request";
@@ -41,7 +42,7 @@ export async function performSearch(deps: PerformSearchDeps, input: PerformSearc
   const charged = chargeRefundable(deps.db, {
     orgId: input.orgId,
     amountPence: searchPence,
-    key: `search:${input.operationId}`,
+    key: ledgerKeys.search(input.operationId),
     description: input.via ? `Search (${input.via})` : "Search",
     ref: input.operationId,
     nowMs: deps.clock.nowMs(),

@@ -5,7 +5,7 @@
  * Free reads, no billing; the caller passes the scopes the organisation may read.
  */
 import type { Database } from "bun:sqlite";
-import { notFound, validationFailed } from "../http/errors";
+import { notFound, validationFailed } from "../errors";
 import { citationsInQuery } from "./citations";
 import { PATH_SEPARATOR } from "./corpus/structure";
 import { jurisdictionNames, type ChunkRow } from "./chunk-store";

@@ -4,7 +4,7 @@
  * candidates.ts, stage two rerank.ts; indexing is indexing.ts, upgrades maintenance.ts.
  */
 import type { Database } from "bun:sqlite";
-import { ApiError } from "../http/errors";
+import { invalidJurisdictions } from "../errors";
 import { gatherCandidates } from "./candidates";
 import { jurisdictionsOfRow, loadChunks } from "./chunk-store";
 import { fuse } from "./hybrid";
@@ -26,7 +26,7 @@ export function resolveJurisdictions(deps: { db: Database }, orgId: string, requ
   const wanted = [...new Set(requested)];
   const bad = wanted.filter((s) => !allowed.has(s));
   if (bad.length > 0) {
-    throw new ApiError(400, "invalid_jurisdictions", `unknown or not enabled for this organisation: ${bad.slice(0, 10).join(", ")}`);
+    throw invalidJurisdictions(`unknown or not enabled for this organisation: ${bad.slice(0, 10).join(", ")}`);
   }
   return wanted;
 }

@@ -1,5 +1,5 @@
-import { Elysia } from "elysia";
-import { ERROR_CODES, ErrorBody, type ErrorCode } from "../http/errors";
+import { Elysia, t } from "elysia";
+import { API_ERROR_CODES, ERRORS, type ApiErrorCode, type ErrorHeader, type ErrorSpec } from "../errors";
 import { IDEMPOTENCY_KEY_PARAMETER } from "../http/idempotency";
 import { API_TAGS, OPERATION_ERRORS_KEY, OPERATION_NO_IDEMPOTENCY_HEADER_KEY, PUBLIC_HIDDEN } from "../http/operation";
 import { isApiPath, type RegisteredRoute, type RouteTable } from "../http/route-table";
@@ -21,6 +21,18 @@ the codes it can answer with. Every POST under /v1 accepts an \`Idempotency-Key\
 AI assistants reach the same knowledge base, with the same keys, prices and rules, through
 the Model Context Protocol at \`POST /mcp\` (the MCP tag).`;
 
+/** The Error body of interface.md §7: a stable snake_case code from the error table and a human sentence. */
+const ErrorBody = t.Object(
+  {
+    error: t.Union(
+      API_ERROR_CODES.map((code) => t.Literal(code)),
+      { description: "Stable snake_case code: what happened, for programs (the README's error table lists them)." },
+    ),
+    details: t.Optional(t.String({ description: "What happened, for people: names the field, the amounts or the request id." })),
+  },
+  { title: "Error" },
+);
+
 type OperationDetail = Record<string, unknown> & { hide?: boolean; security?: unknown; requestBody?: { content?: Record<string, { schema?: unknown }> } };
 
 const HEADERS = {
@@ -35,7 +47,7 @@ const HEADERS = {
   },
   "WWW-Authenticate": { description: 'How to authenticate: `Bearer realm="regkb"`.', schema: { type: "string" } },
   "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 1 } },
-} as const;
+} as const satisfies Record<string, unknown> & Record<ErrorHeader, unknown>;
 
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { "200": "OK", "201": "Created", "202": "Accepted: the work goes on in the background; poll for it." };
@@ -102,7 +114,7 @@ function describeOperation(route: RegisteredRoute, components: SchemaComponents,
       ? { ...declaredBody, content: mapValues(declaredBody.content ?? {}, (media) => ({ ...media, schema: components.toJson(media.schema) })) }
       : undefined;
   // What every operation of this shape can answer; a public operation lists its own.
-  const errors = new Set<ErrorCode>([...((ownErrors as ErrorCode[] | undefined) ?? []), "internal_error", "request_headers_too_large"]);
+  const errors = new Set<ApiErrorCode>([...((ownErrors as ApiErrorCode[] | undefined) ?? []), "internal_error", "request_headers_too_large"]);
   if (!isPublic) {
     // Every authenticated request writes (the key's last use, the month's grant), so a full disk can refuse any of them.
     errors.add("unauthorized").add("rate_limited").add("storage_full");
@@ -134,16 +146,16 @@ function successResponses(response: unknown, components: SchemaComponents, isIde
 }
 
 /** One response per status, listing each code it can carry, from the one error table. */
-function errorResponses(codes: Set<ErrorCode>, errorSchema: JsonSchema) {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) {
-    if (codes.has(code)) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
+function errorResponses(codes: Set<ApiErrorCode>, errorSchema: JsonSchema) {
+  const byStatus = new Map<number, ApiErrorCode[]>();
+  for (const code of API_ERROR_CODES) {
+    if (codes.has(code)) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code]);
   }
   const out: Record<string, unknown> = {};
   for (const [status, group] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
-    const specs = group.map((code) => ({ code, ...ERROR_CODES[code] }));
+    const specs = group.map((code) => ({ code, ...(ERRORS[code] as ErrorSpec) }));
     const headers: Record<string, unknown> = { "X-Request-Id": headerRef("X-Request-Id") };
-    for (const spec of specs) for (const header of (spec as { headers?: readonly (keyof typeof HEADERS)[] }).headers ?? []) headers[header] = headerRef(header);
+    for (const spec of specs) for (const header of spec.headers ?? []) headers[header] = headerRef(header);
     out[String(status)] = {
       description: specs.map((s) => `\`${s.code}\`: ${s.when}.`).join("\n\n"),
       headers,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { charge, getBalance } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { billingTick } from "../../src/billing/ticker";
 import { startTestServer, type TestServer } from "../helpers/server";
 
@@ -34,7 +35,7 @@ test("one grant per calendar month (UTC), from requests and the tick racing; unu
   expect((await server.api("/v1/credits", { key: plain.key })).body.balancePence).toBe(0);
 
   // Spend part of it; what is left rolls over.
-  charge(server.deps.db, { orgId: org.orgId, amountPence: 120, key: `allowance-spend:${org.orgId}`, description: "Spend", nowMs });
+  charge(server.deps.db, { orgId: org.orgId, amountPence: 120, key: ledgerKeys.search(`allowance-spend-${org.orgId}`), description: "Spend", nowMs });
 
   // Cross the month boundary: requests and the tick race for February's grant.
   nowMs = Date.parse("2025-02-01T00:00:30.000Z");

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { charge, getBalance, verifyLedger } from "../../src/billing/ledger";
-import { ApiError } from "../../src/http/errors";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
+import { Refusal } from "../../src/errors";
 import { tempDir } from "../helpers/server";
 import { startPaidChild, type Child } from "./child-process";
 import { createPaidOrg, postPaid, startPaidServer, type PaidServer } from "./paid-app";
@@ -38,10 +39,10 @@ describe("concurrent paid requests against credit for 20", () => {
       Array.from({ length: REQUESTS }, async (_, i) => {
         await Promise.resolve();
         try {
-          charge(server.deps.db, { orgId: org.orgId, amountPence: 2, key: `direct:${org.orgId}:${i}`, description: "Test" });
+          charge(server.deps.db, { orgId: org.orgId, amountPence: 2, key: ledgerKeys.search(`direct-${org.orgId}-${i}`), description: "Test" });
           return 200;
         } catch (error) {
-          if (error instanceof ApiError && error.status === 402) return 402;
+          if (error instanceof Refusal && error.status === 402) return 402;
           throw error;
         }
       }),

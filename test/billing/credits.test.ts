@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { ensureDemo } from "../../src/cli/demo";
 import { runCli } from "../../src/cli/index";
 import { startTestServer, type TestServer } from "../helpers/server";
@@ -40,7 +41,7 @@ function lastJson(stdout: string): any {
 describe("GET /v1/credits and /v1/credits/ledger", () => {
   test("balance, then entries newest first with ties broken by id, paginated within bounds", async () => {
     const org = server.createOrg({ balancePence: 300 });
-    for (let i = 0; i < 4; i++) topUp(server.deps.db, { orgId: org.orgId, amountPence: 10 + i, key: `ordering:${org.orgId}:${i}`, description: `T${i}`, nowMs: FIXED_MS });
+    for (let i = 0; i < 4; i++) topUp(server.deps.db, { orgId: org.orgId, amountPence: 10 + i, key: ledgerKeys.operatorTopUp(org.orgId, `ordering-${i}`), description: `T${i}`, nowMs: FIXED_MS });
     const balance = await server.api("/v1/credits", { key: org.key });
     expect(balance.body).toEqual({ balancePence: 346, heldPence: 0, availablePence: 346, currency: "GBP" });
 

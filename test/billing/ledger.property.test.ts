@@ -4,9 +4,10 @@ import { rmSync } from "node:fs";
 import fc from "fast-check";
 import { createOrganisation } from "../../src/auth/service";
 import * as ledger from "../../src/billing/ledger";
+import { ledgerKeys, type LedgerKey } from "../../src/billing/ledger-keys";
 import { loadConfig } from "../../src/config";
 import { createDeps, type Deps } from "../../src/deps";
-import { ApiError } from "../../src/http/errors";
+import { Refusal } from "../../src/errors";
 import { tempDir } from "../helpers/server";
 
 /**
@@ -64,7 +65,7 @@ interface Model {
   totals: Map<string, { balancePence: number; heldPence: number }>;
   /** Every key written, with what it holds: a replay must match. */
   keys: Map<string, { orgId: string; type: string; amountPence: number }>;
-  keyList: { key: string; kind: Op["kind"] }[];
+  keyList: { key: LedgerKey; kind: Op["kind"] }[];
   runs: { runId: string; orgId: string; heldPence: number; resolved: boolean }[];
   nextId: number;
 }
@@ -97,13 +98,13 @@ function available(model: Model, orgId: string): number {
 function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; lastType: string | null; call: () => void } {
   const db = deps.db;
   const t = (orgId: string) => model.totals.get(orgId)!;
-  const keyed = (kind: Op["kind"], reuseIndex: number | null, fresh: () => string) => {
+  const keyed = <K extends LedgerKey>(kind: Op["kind"], reuseIndex: number | null, fresh: () => K): K => {
     const candidates = model.keyList.filter((k) => k.kind === kind);
-    return reuseIndex !== null && candidates.length > 0 ? candidates[reuseIndex % candidates.length]!.key : fresh();
+    return reuseIndex !== null && candidates.length > 0 ? (candidates[reuseIndex % candidates.length]!.key as K) : fresh();
   };
-  const fresh = (prefix: string) => () => `${prefix}:${model.nextId++}:${orgCounter}`;
-  const writeOnce = (key: string, kind: Op["kind"], orgId: string, type: string, amountPence: number, allowed: () => Outcome) => {
-    const existing = model.keys.get(key);
+  const freshId = () => `${model.nextId++}:${orgCounter}`;
+  const writeOnce = (key: LedgerKey, kind: Op["kind"], orgId: string, type: string, amountPence: number, allowed: () => Outcome) => {
+    const existing = model.keys.get(key.key);
     if (existing) {
       const same = existing.orgId === orgId && existing.type === type && existing.amountPence === amountPence;
       return { expected: (same ? "noop" : "invariant") as Outcome, apply: () => {} };
@@ -112,7 +113,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
     return {
       expected,
       apply: () => {
-        model.keys.set(key, { orgId, type, amountPence });
+        model.keys.set(key.key, { orgId, type, amountPence });
         model.keyList.push({ key, kind });
         const totals = t(orgId);
         if (type === "reserve" || type === "release") totals.heldPence -= amountPence;
@@ -126,27 +127,36 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
     case "refund":
     case "charge": {
       const orgId = model.orgIds[op.org]!;
-      const key = keyed(op.kind, op.reuse, fresh(op.kind));
+      const key =
+        op.kind === "topUp"
+          ? keyed(op.kind, op.reuse, () => ledgerKeys.cardTopUp(freshId()))
+          : op.kind === "refund"
+            ? keyed(op.kind, op.reuse, () => ledgerKeys.documentRefund(freshId()))
+            : keyed(op.kind, op.reuse, () => ledgerKeys.document(freshId()));
       const type = op.kind === "topUp" ? "top_up" : op.kind === "refund" ? "adjustment" : "settle";
       const signed = op.kind === "charge" ? -op.amountPence : op.amountPence;
       // A reused key may carry another amount or organisation: then it is a different write.
-      const reused = model.keys.get(key);
+      const reused = model.keys.get(key.key);
       const targetOrg = reused && op.reuse !== null && op.org % 2 === 0 ? reused.orgId : orgId;
       const amount = reused && op.reuse !== null && op.amountPence % 2 === 0 ? reused.amountPence : signed;
       const w = writeOnce(key, op.kind, targetOrg, type, amount, () =>
         op.kind === "charge" && available(model, targetOrg) < -amount ? "insufficient" : "ok",
       );
       const magnitude = Math.abs(amount);
-      const input = { orgId: targetOrg, amountPence: magnitude, key, description: `${op.kind} ${key}` };
+      const input = { orgId: targetOrg, amountPence: magnitude, description: `${op.kind} ${key.key}` };
       const call =
-        op.kind === "topUp" ? () => ledger.topUp(db, input) : op.kind === "refund" ? () => ledger.refund(db, input) : () => ledger.charge(db, input);
+        key.purpose === "card_top_up"
+          ? () => ledger.topUp(db, { ...input, key: key as LedgerKey<"card_top_up"> })
+          : key.purpose === "document_refund"
+            ? () => ledger.refund(db, { ...input, key: key as LedgerKey<"document_refund"> })
+            : () => ledger.charge(db, { ...input, key: key as LedgerKey<"document"> });
       return { ...w, lastType: type, call };
     }
     case "grant": {
       const orgId = model.orgIds[op.org]!;
       const month = MONTHS[op.month]!;
-      const key = ledger.grantKey(orgId, month);
-      const existing = model.keys.get(key);
+      const key = ledgerKeys.monthlyGrant(orgId, month);
+      const existing = model.keys.get(key.key);
       const call = () => ledger.grant(db, { orgId, amountPence: op.amountPence, month });
       if (existing) return { expected: "noop", apply: () => {}, lastType: "grant", call };
       const w = writeOnce(key, "grant", orgId, "grant", op.amountPence, () => "ok");
@@ -159,7 +169,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
       const known = runs.find((r) => r.runId === runId);
       const amountPence = known && op.amountPence % 2 === 0 ? known.heldPence : op.amountPence;
       const targetOrg = known ? known.orgId : orgId;
-      const w = writeOnce(`reserve:${runId}`, "reserve", targetOrg, "reserve", -amountPence, () =>
+      const w = writeOnce(ledgerKeys.runHold(runId), "reserve", targetOrg, "reserve", -amountPence, () =>
         available(model, targetOrg) < amountPence ? "insufficient" : "ok",
       );
       return {
@@ -193,8 +203,8 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
           const totals = t(orgId);
           totals.heldPence -= run.heldPence;
           totals.balancePence -= actualPence;
-          model.keys.set(`release:${runId}`, { orgId, type: "release", amountPence: run.heldPence });
-          if (op.kind === "settleAndRelease") model.keys.set(`settle:${runId}`, { orgId, type: "settle", amountPence: -actualPence });
+          model.keys.set(ledgerKeys.runRelease(runId).key, { orgId, type: "release", amountPence: run.heldPence });
+          if (op.kind === "settleAndRelease") model.keys.set(ledgerKeys.runSettle(runId).key, { orgId, type: "settle", amountPence: -actualPence });
         },
         lastType,
         call,
@@ -202,7 +212,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
     }
     case "adjust": {
       const orgId = model.orgIds[op.org]!;
-      const key = `adjustment:${model.nextId++}:${orgCounter}`;
+      const key = ledgerKeys.operatorAdjustment(freshId());
       const w = writeOnce(key, "adjust", orgId, "adjustment", op.amountPence, () =>
         op.amountPence < 0 && available(model, orgId) < -op.amountPence ? "insufficient" : "ok",
       );
@@ -213,7 +223,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
 
 function classify(error: unknown): Outcome {
   if (error instanceof InjectedFailure) return "injected";
-  if (error instanceof ApiError && error.code === "insufficient_credit") return "insufficient";
+  if (error instanceof Refusal && error.code === "insufficient_credit") return "insufficient";
   if (error instanceof ledger.LedgerInvariantError) return "invariant";
   if (error instanceof Error && error.message.includes("injected failure")) return "injected";
   throw error;

@@ -5,6 +5,7 @@ import { Elysia, t } from "elysia";
 import { createApiKey, createOrganisation } from "../../src/auth/service";
 import { buildApp } from "../../src/app";
 import { charge, getBalance } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { recordOperatorTopUp } from "../../src/billing/operator";
 import { searchPence } from "../../src/billing/pricing";
 import type { Clock } from "../../src/clock";
@@ -30,7 +31,7 @@ export function paidRoutes(deps: Deps, options: PaidRouteOptions = {}) {
         const entry = charge(deps.db, {
           orgId: auth.orgId,
           amountPence: searchPence,
-          key: `test-paid:${operationId}`,
+          key: ledgerKeys.search(operationId),
           description: "Test paid request",
           ref: operationId,
           nowMs: deps.clock.nowMs(),

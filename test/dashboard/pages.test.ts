@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApiKey } from "../../src/auth/service";
 import { listApiKeys } from "../../src/auth/store";
 import { topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { poundsToPence } from "../../src/dashboard/pages/top-up";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/server";
 import { DashboardClient, signedInUser } from "./client";
@@ -59,7 +60,7 @@ describe("pages", () => {
     expect(await short.text()).toContain("Not enough credit");
     expect((await server.api("/v1/credits/ledger", { key: acme.key })).body.entries).toEqual([]);
 
-    topUp(server.deps.db, { orgId: acme.orgId, amountPence: 1000, key: "test-topup:pages", description: "test credit" });
+    topUp(server.deps.db, { orgId: acme.orgId, amountPence: 1000, key: ledgerKeys.operatorTopUp(acme.orgId, "pages"), description: "test credit" });
     const ok = await client.request("/search", { form: { _csrf: await client.csrf(), query: "breach notification", jurisdiction: "eu", topK: "5" } });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain("Charged £0.02");

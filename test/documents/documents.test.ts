@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { getBalance, topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { documentIngestSpec, NO_TEXT_LAYER_MESSAGE } from "../../src/documents/ingest";
 import { findDocument } from "../../src/documents/store";
 import { getRunById } from "../../src/jobs/store";
@@ -24,7 +25,7 @@ afterAll(async () => {
 
 function fundedOrg(pence = 10_000, jurisdictions?: string[]): TestOrg {
   const org = server.createOrg({ jurisdictions });
-  if (pence > 0) topUp(server.deps.db, { orgId: org.orgId, amountPence: pence, key: `topup:test:${org.orgId}`, description: "test credit" });
+  if (pence > 0) topUp(server.deps.db, { orgId: org.orgId, amountPence: pence, key: ledgerKeys.operatorTopUp(org.orgId, "test"), description: "test credit" });
   return org;
 }
 

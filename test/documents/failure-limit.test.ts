@@ -1,15 +1,15 @@
 import { expect, test } from "bun:test";
 import { DocumentFailureLimit } from "../../src/documents/failure-limit";
-import { ApiError } from "../../src/http/errors";
+import { Refusal } from "../../src/errors";
 
 const HOUR_MS = 3_600_000;
 
-function refusal(limit: DocumentFailureLimit, orgId: string, nowMs: number): ApiError | undefined {
+function refusal(limit: DocumentFailureLimit, orgId: string, nowMs: number): Refusal | undefined {
   try {
     limit.check(orgId, nowMs);
     return undefined;
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof Refusal) return error;
     throw error;
   }
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { getBalance, topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { uuidv7 } from "../../src/ids";
 import { startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { TEST_SANDBOX_CACHE_DIR } from "./pool-helper";
@@ -20,7 +21,7 @@ afterAll(() => server.stop());
 function orgWithCredit(pence: number) {
   const org = server.createOrg();
   if (pence > 0) {
-    topUp(server.deps.db, { orgId: org.orgId, amountPence: pence, key: `topup:test-${uuidv7()}`, description: "test credit", nowMs: Date.now() });
+    topUp(server.deps.db, { orgId: org.orgId, amountPence: pence, key: ledgerKeys.operatorTopUp(org.orgId), description: "test credit", nowMs: Date.now() });
   }
   return org;
 }
@@ -144,7 +145,7 @@ describe("a host that cannot sandbox", () => {
     const refusing = await startTestServer().finally(() => (process.env.PATH = savedPath));
     try {
       const org = refusing.createOrg();
-      topUp(refusing.deps.db, { orgId: org.orgId, amountPence: 100, key: `topup:test-${uuidv7()}`, description: "test credit", nowMs: Date.now() });
+      topUp(refusing.deps.db, { orgId: org.orgId, amountPence: 100, key: ledgerKeys.operatorTopUp(org.orgId), description: "test credit", nowMs: Date.now() });
       const res = await refusing.api("/v1/executions", { key: org.key, body: { code: "print(1)" } });
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ error: "sandbox_unavailable", details: "the util-linux `unshare` command is not installed" });

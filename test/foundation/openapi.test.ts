@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { API_ERROR_CODES, ERRORS } from "../../src/errors";
 import { startTestServer, tempDir, type TestServer } from "../helpers/server";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -113,9 +114,10 @@ describe("types a generated client can use", () => {
     expect(schemas.ExecutionCreated.properties.status).toEqual({ const: "pending", type: "string" });
   });
 
-  test("the Error body's codes are docs/api.md's error table, status for status", async () => {
+  test("the Error body's codes are docs/api.md's error table and src/errors.ts's, status for status", async () => {
     const apiDoc = await Bun.file(join(ROOT, "docs", "api.md")).text();
-    const rows = [...apiDoc.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map((m) => [m[2], Number(m[1])]);
+    const rows = [...apiDoc.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map((m) => [m[2]!, Number(m[1])] as const);
+    expect(new Map(rows)).toEqual(new Map(API_ERROR_CODES.map((code) => [code, ERRORS[code].status])));
     const documented = new Map<string, number>();
     for (const { op } of operations()) {
       for (const [status, response] of Object.entries<any>(op.responses)) {

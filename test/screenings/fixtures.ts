@@ -1,4 +1,5 @@
 import { getBalance, topUp } from "../../src/billing/ledger";
+import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { listEntries } from "../../src/billing/store";
 import type { Deps } from "../../src/deps";
 import { uuidv7 } from "../../src/ids";
@@ -24,7 +25,7 @@ export async function seedCorpus(deps: Deps): Promise<void> {
 }
 
 export function credit(deps: Deps, orgId: string, amountPence: number): void {
-  topUp(deps.db, { orgId, amountPence, key: `topup:test-${uuidv7()}`, description: "test credit", nowMs: deps.clock.nowMs() });
+  topUp(deps.db, { orgId, amountPence, key: ledgerKeys.operatorTopUp(orgId), description: "test credit", nowMs: deps.clock.nowMs() });
 }
 
 export function balance(deps: Deps, orgId: string) {

@@ -2,7 +2,7 @@
 // index read, over the whole sample corpus.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { listJurisdictions } from "../../src/auth/store";
-import { ApiError } from "../../src/http/errors";
+import { Refusal } from "../../src/errors";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { findProvision, provisionCitation, provisionIndex } from "../../src/search/provisions";
 import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
@@ -26,7 +26,7 @@ function refusal(run: () => unknown): { code: string; details?: string } {
   try {
     run();
   } catch (error) {
-    if (error instanceof ApiError) return { code: error.code, details: error.details };
+    if (error instanceof Refusal) return { code: error.code, details: error.details };
     throw error;
   }
   throw new Error("expected a refusal");

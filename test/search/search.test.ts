@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
-import { ApiError } from "../../src/http/errors";
+import { Refusal } from "../../src/errors";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { deleteDocumentChunks, indexDocumentChunks } from "../../src/search/indexing";
@@ -161,9 +161,9 @@ test("resolveJurisdictions: default is every enabled slug; others are invalid_ju
       resolveJurisdictions(deps, "org-c", bad);
       throw new Error("accepted");
     } catch (error) {
-      expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).status).toBe(400);
-      expect((error as ApiError).code).toBe("invalid_jurisdictions");
+      expect(error).toBeInstanceOf(Refusal);
+      expect((error as Refusal).status).toBe(400);
+      expect((error as Refusal).code).toBe("invalid_jurisdictions");
     }
   }
 });

@@ -2,8 +2,8 @@ import { listEnabledJurisdictions } from "../../auth/store";
 import { documentPagesMax, documentPence, documentPenceMin, documentPencePerPage } from "../../billing/pricing";
 import type { Deps } from "../../deps";
 import { createDocument, deleteDocument, getDocument, listDocuments, type DocumentView } from "../../documents/service";
-import { cleanFilename, MULTIPART_OVERHEAD_BYTES, payloadTooLarge, type Upload } from "../../documents/upload";
-import { ApiError } from "../../http/errors";
+import { cleanFilename, MULTIPART_OVERHEAD_BYTES, type Upload } from "../../documents/upload";
+import { payloadTooLarge, validationFailed } from "../../errors";
 import { isUuid } from "../../ids";
 import { authedGet, authedPost, describeError, type DashboardRequest } from "../guard";
 import { formatPence, html, time, type SafeHtml } from "../html";
@@ -84,7 +84,7 @@ export function documentsUpload(deps: Deps) {
     async (req) => {
       try {
         const file = req.form.get("file");
-        if (!(file instanceof File) || file.size === 0) throw new ApiError(400, "validation_failed", "Choose a PDF file to upload.");
+        if (!(file instanceof File) || file.size === 0) throw validationFailed("Choose a PDF file to upload.");
         if (file.size > maxUploadBytes) throw payloadTooLarge(maxUploadBytes);
         const picked = req.form.getAll("jurisdiction").filter((v): v is string => typeof v === "string").slice(0, JURISDICTIONS_PICKED_MAX);
         const upload: Upload = {

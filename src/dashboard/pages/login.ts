@@ -1,5 +1,5 @@
 import type { Deps } from "../../deps";
-import { ApiError } from "../../http/errors";
+import { Refusal } from "../../errors";
 import { requestInfo } from "../../http/request-context";
 import { forbidden, sameOrigin, FORM_BYTES_MAX, field } from "../guard";
 import { html } from "../html";
@@ -94,9 +94,9 @@ export function loginSubmit(deps: Deps) {
       const clearLogin = cookieHeader(deps.config, loginCookieName(deps), "", 0);
       return redirect(user.passwordTemporary ? "/password" : next, [setCookie, clearLogin]);
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
+      if (!(error instanceof Refusal)) throw error;
       const title = error.status === 429 ? "Too many attempts" : "Sign-in failed";
-      const response = renderLogin(deps, { token: newLoginToken(), next, email, status: error.status, problem: { title, details: error.details ?? error.code } });
+      const response = renderLogin(deps, { token: newLoginToken(), next, email, status: error.status, problem: { title, details: error.details } });
       for (const [name, value] of Object.entries(error.headers)) response.headers.set(name, value);
       return response;
     }

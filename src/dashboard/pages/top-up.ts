@@ -2,6 +2,7 @@ import { getBalance } from "../../billing/ledger";
 import { findOrder } from "../../billing/store";
 import { createTopUp, TOP_UP_PENCE_MAX, TOP_UP_PENCE_MIN } from "../../billing/top-ups";
 import type { Deps } from "../../deps";
+import { notFound } from "../../errors";
 import { isUuid } from "../../ids";
 import { authedGet, authedPost, describeError, field, type DashboardRequest } from "../guard";
 import { formatPence, html, type SafeHtml } from "../html";
@@ -119,7 +120,10 @@ export function topUpOrderStatus(deps: Deps) {
   return authedGet(deps, (req) => {
     const id = req.url.pathname.split("/")[3] ?? "";
     const order = isUuid(id) ? findOrder(deps.db, id) : null;
-    if (!order || order.orgId !== req.session.orgId) return jsonResponse({ error: "not_found" }, 404);
+    if (!order || order.orgId !== req.session.orgId) {
+      const refusal = notFound("no such order");
+      return jsonResponse(refusal.body(), refusal.status);
+    }
     return jsonResponse({ id: order.id, status: order.status, amountPence: order.amountPence });
   });
 }
