@@ -57,6 +57,17 @@ describe("titles", async () => {
     for (const p of shipped.passages.filter((p) => p.document === "eu-gdpr")) expect(p.title).toBeTruthy();
   });
 
+  test("a long provision cut into windows keeps its title after the provision, not after the window", () => {
+    const path = (untitled: string) => shipped.passages.find((p) => untitledPath(p.citationPath) === untitled)?.citationPath;
+    expect(path("GDPR > Article 4 > (1)–(6)")).toBe("GDPR > Article 4 (Definitions) > (1)–(6)");
+    expect(path("12 CFR Part 1003, App. A > I.B > 1")).toBe("12 CFR Part 1003, App. A > I.B (Action Taken) > 1");
+    // Wherever a title shows, it is the provision's, and the subdivisions follow it.
+    for (const p of shipped.passages.filter((p) => p.title !== "")) {
+      const after = p.citationPath.split(` (${p.title})`)[1];
+      expect(after === undefined || after === "" || after.startsWith(" > "), p.citationPath).toBe(true);
+    }
+  });
+
   test("a title is never read as a subdivision: citation keys and untitled paths ignore it", () => {
     expect(untitledPath("GDPR > Article 17 (Right to erasure (‘right to be forgotten’)) > 3")).toBe("GDPR > Article 17 > 3");
     expect(untitledPath("GDPR > Article 4 (Definitions) > (1)–(6)")).toBe("GDPR > Article 4 > (1)–(6)");

@@ -173,7 +173,8 @@ export function chunkBlocks(blocks: StructureBlock[]): ChunkedPassage[] {
     merged.push({ ...piece, lines: [...piece.lines] });
   }
   return merged.map((p) => ({
-    citationPath: titledPath([...p.parent, ...(p.label === undefined ? [] : [p.label])], p.title),
+    // A window's label ("Article 4 > (1)–(6)") is two segments: the title follows the first.
+    citationPath: titledPath([...p.parent, ...(p.label === undefined ? [] : p.label.split(PATH_SEPARATOR))], p.title),
     heading: p.heading,
     title: p.title?.text ?? "",
     text: p.lines.map((l) => l.text).join("\n"),
