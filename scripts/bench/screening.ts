@@ -1,5 +1,5 @@
 /**
- * Screening benchmark over the sample corpus (785 passages), with the server, its run
+ * Screening benchmark over the sample corpus (812 passages), with the server, its run
  * engine and the bench client in one process:
  *   - wall time of one 100-keyword screening (POST → completed) and keywords/s
  *     (target ≥ 100 keywords/s with the static embedder);

@@ -5,7 +5,7 @@
  *                               [--probes 4,8,16,32] [--shortlist 50]
  *
  * 1. Sample-corpus import into an empty database: seconds and passages/s.
- * 2. Real-ish corpora of 10k and 100k passages: the 785 real passages recombined (sentences
+ * 2. Real-ish corpora of 10k and 100k passages: the 812 real passages recombined (sentences
  *    of two passages of the same jurisdiction interleaved), indexed with the real default
  *    embedder, so BM25, vectors and partitions behave like the real thing. p50/p95 of
  *    searchKnowledgeBase over the judged questions (query embedding included, all 52

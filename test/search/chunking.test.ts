@@ -57,10 +57,20 @@ describe("titles", async () => {
     for (const p of shipped.passages.filter((p) => p.document === "eu-gdpr")) expect(p.title).toBeTruthy();
   });
 
+  test("a definitions list gives each defined term a passage of its own, however short", () => {
+    const of = (prefix: string) => shipped.passages.filter((p) => p.citationPath.startsWith(prefix));
+    expect(of("GDPR > Article 4 (").map((p) => p.citationPath)).toEqual(Array.from({ length: 26 }, (_, i) => `GDPR > Article 4 (Definitions) > (${i + 1})`));
+    expect(of("GDPR > Article 4 (Definitions) > (1)")[0]!.text).toStartWith("(1) ‘personal data’ means any information");
+    // "group of undertakings" is 12 words: still alone, not merged with its neighbours.
+    expect(of("GDPR > Article 4 (Definitions) > (19)")[0]!.text).toBe("(19) ‘group of undertakings’ means a controlling undertaking and its controlled undertakings;");
+    expect(of("12 CFR 1003.2 (Definitions) > Act")[0]!.text).toStartWith("Act means the Home Mortgage Disclosure Act");
+    expect(of("12 CFR 1003.2 (Definitions) > ").every((p) => !/–/.test(untitledPath(p.citationPath)))).toBe(true);
+  });
+
   test("a long provision cut into windows keeps its title after the provision, not after the window", () => {
     const path = (untitled: string) => shipped.passages.find((p) => untitledPath(p.citationPath) === untitled)?.citationPath;
-    expect(path("GDPR > Article 4 > (1)–(6)")).toBe("GDPR > Article 4 (Definitions) > (1)–(6)");
     expect(path("12 CFR Part 1003, App. A > I.B > 1")).toBe("12 CFR Part 1003, App. A > I.B (Action Taken) > 1");
+    expect(path("GDPR > Article 6 > 1")).toBe("GDPR > Article 6 (Lawfulness of processing) > 1");
     // Wherever a title shows, it is the provision's, and the subdivisions follow it.
     for (const p of shipped.passages.filter((p) => p.title !== "")) {
       const after = p.citationPath.split(` (${p.title})`)[1];

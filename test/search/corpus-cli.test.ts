@@ -11,10 +11,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 test("the compiled binary imports its embedded sample corpus in an empty folder, idempotently", () => {
   const first = runBinary(["corpus", "import", "--sample", "--json"], { cwd: dir });
   expect(first.exitCode).toBe(0);
-  expect(first.json).toMatchObject({ documents: 52, jurisdictions: 52, chunksAdded: 785, chunksRemoved: 0 });
+  expect(first.json).toMatchObject({ documents: 52, jurisdictions: 52, chunksAdded: 812, chunksRemoved: 0 });
   const again = runBinary(["corpus", "import", "--sample"], { cwd: dir });
   expect(again.exitCode).toBe(0);
-  expect(again.stdout).toMatch(/^imported 52 documents, 785 passages \(0 new or changed, 785 unchanged, 0 removed\), 52 jurisdictions in [\d.]+ s/);
+  expect(again.stdout).toMatch(/^imported 52 documents, 812 passages \(0 new or changed, 812 unchanged, 0 removed\), 52 jurisdictions in [\d.]+ s/);
 }, 60_000);
 
 test("a folder of .md, .txt and .pdf files with a manifest, including a new jurisdiction", () => {
@@ -65,7 +65,7 @@ test("serve re-embeds an index made by an earlier built-in embedder before it li
     await server.exited;
     const log = await new Response(server.stderr).text();
     expect(log).toContain('"index_reembedded"');
-    expect(log).toContain('"passages":785');
+    expect(log).toContain('"passages":812');
   } finally {
     server.kill("SIGKILL");
     rmSync(upgraded, { recursive: true, force: true });

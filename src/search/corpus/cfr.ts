@@ -59,7 +59,7 @@ function definitionBlocks(number: string, raw: string[]): StructureBlock[] {
   }
   return groups.map((lines) => {
     const term = /^(.{1,80}?)(?:—| means| includes| has the)/.exec(lines[0]!)?.[1] ?? lines[0]!.slice(0, 40);
-    return { path: [root, term.trim()], heading, title: { segment: 0, text: titleLine.trim().replace(/\.$/, "") }, lines: markedLines(lines) };
+    return { path: [root, term.trim()], heading, title: { segment: 0, text: titleLine.trim().replace(/\.$/, "") }, lines: markedLines(lines), definition: true };
   });
 }
 

@@ -95,7 +95,9 @@ function articleBlocks(article: XmlElement, chapters: string[]): StructureBlock[
   const paragraphs = childElements(article, "PARAG");
   if (paragraphs.length === 0) {
     const body = childElements(article).filter((c) => c.name !== "TI.ART" && c.name !== "STI.ART");
-    return [{ path: [GDPR_CITATION_ROOT, number], heading, title, lines: body.flatMap((e) => linesOf(e)) }];
+    const lines = body.flatMap((e) => linesOf(e));
+    if (subject === "Definitions") return definitionBlocks(number, heading, title, lines);
+    return [{ path: [GDPR_CITATION_ROOT, number], heading, title, lines }];
   }
   return paragraphs.map((parag) => {
     const label = textOf(firstChild(parag, "NO.PARAG")!).replace(/\.$/, "");
@@ -105,4 +107,14 @@ function articleBlocks(article: XmlElement, chapters: string[]): StructureBlock[
     if (lines[0]) lines[0] = { ...lines[0], text: `${label}. ${lines[0].text}` };
     return { path: [GDPR_CITATION_ROOT, number, label], heading, title, lines };
   });
+}
+
+/** Article 4: each numbered definition is its own block, cited `GDPR > Article 4 > (1)`; the lead-in is the title's. */
+function definitionBlocks(number: string, heading: string, title: StructureBlock["title"], lines: StructureLine[]): StructureBlock[] {
+  const blocks: StructureBlock[] = [];
+  for (const line of lines) {
+    if (line.marker !== undefined) blocks.push({ path: [GDPR_CITATION_ROOT, number, line.marker], heading, title, lines: [], definition: true });
+    blocks[blocks.length - 1]?.lines.push(line);
+  }
+  return blocks;
 }

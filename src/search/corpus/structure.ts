@@ -24,6 +24,12 @@ export interface StructureBlock {
    */
   title?: { segment: number; text: string };
   lines: StructureLine[];
+  /**
+   * One defined term: its own passage, never merged with a neighbour, however short. A
+   * question about a term needs its definition whole and alone (a passage of six definitions
+   * neither embeds nor cites like any one of them).
+   */
+  definition?: true;
 }
 
 export interface ChunkedPassage {
@@ -62,6 +68,7 @@ interface Piece {
   heading: string;
   lines: StructureLine[];
   words: number;
+  definition: boolean;
 }
 
 /** Splits an over-long line at sentence ends so no single line exceeds the window target. */
@@ -105,7 +112,7 @@ function cutBlock(block: StructureBlock): Piece[] {
   const lines = block.lines.flatMap(splitLongLine);
   const total = lines.reduce((n, l) => n + wordCount(l.text), 0);
   if (total <= PASSAGE_WORDS_MAX) {
-    return [{ parent: parentPath, title: block.title, label: ownLabel, heading: block.heading, lines, words: total }];
+    return [{ parent: parentPath, title: block.title, label: ownLabel, heading: block.heading, lines, words: total, definition: block.definition === true }];
   }
   // Too long: windows of whole lines; each window is cited as the block plus its point range.
   const pieces: Piece[] = [];
@@ -121,7 +128,7 @@ function cutBlock(block: StructureBlock): Piece[] {
     const window = lines.slice(start, end);
     const range = markerLabel(window, inForce);
     const label = range === undefined ? ownLabel : ownLabel === undefined ? range : `${ownLabel}${PATH_SEPARATOR}${range}`;
-    pieces.push({ parent: parentPath, title: block.title, label, heading: block.heading, lines: window, words });
+    pieces.push({ parent: parentPath, title: block.title, label, heading: block.heading, lines: window, words, definition: block.definition === true });
     if (end >= lines.length) break;
     // Overlap: step back over trailing lines worth up to WINDOW_OVERLAP_WORDS.
     let back = end;
@@ -160,6 +167,8 @@ export function chunkBlocks(blocks: StructureBlock[]): ChunkedPassage[] {
     if (
       previous !== undefined &&
       sameParent(previous, piece) &&
+      !previous.definition &&
+      !piece.definition &&
       previous.label !== undefined &&
       piece.label !== undefined &&
       (previous.words < PASSAGE_WORDS_MIN || piece.words < PASSAGE_WORDS_MIN / 2) &&
