@@ -27,7 +27,7 @@ export const LAYERS: { name: string; prefixes: string[] }[] = [
   {
     name: "edge",
     prefixes: [
-      "main.ts", "app.ts", "server.ts", "deps.ts", "background.ts",
+      "main.ts", "app.ts", "server.ts", "deps.ts", "background.ts", "run-kinds.ts",
       "http/", "dashboard/", "cli/", "mcp/", "system/",
       "billing/routes.ts", "billing/schemas.ts", "documents/routes.ts", "executions/routes.ts",
       "jurisdictions/routes.ts", "screenings/routes.ts", "search/routes.ts", "search/schemas.ts",
@@ -36,7 +36,7 @@ export const LAYERS: { name: string; prefixes: string[] }[] = [
   {
     name: "service",
     prefixes: [
-      "auth/", "screenings/", "documents/", "executions/", "jurisdictions/", "runs.ts",
+      "auth/", "screenings/", "documents/", "executions/", "jurisdictions/",
       "billing/grants.ts", "billing/top-ups.ts", "billing/stripe.ts", "billing/payments.ts",
       "billing/operator.ts", "billing/ticker.ts",
       "search/perform.ts", "search/corpus/import.ts",

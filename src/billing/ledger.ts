@@ -3,7 +3,7 @@ import { insufficientCredit, notFound } from "../errors";
 import { uuidv7 } from "../ids";
 import { LEDGER_PURPOSES, ledgerKeys, type LedgerKey } from "./ledger-keys";
 import * as store from "./store";
-import { immediate } from "./transaction";
+import { immediate } from "../db/transaction";
 import type { LedgerEntry, LedgerEntryType } from "./store";
 
 export type { LedgerEntry, LedgerEntryType } from "./store";

@@ -6,7 +6,7 @@ import { topUp } from "./ledger";
 import { ledgerKeys } from "./ledger-keys";
 import { paymentsUnavailable, stripeClient, verifyWebhook } from "./stripe";
 import * as store from "./store";
-import { immediate } from "./transaction";
+import { immediate } from "../db/transaction";
 
 export const TOP_UP_PENCE_MIN = 1_000;
 export const TOP_UP_PENCE_MAX = 100_000;
