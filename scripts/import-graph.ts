@@ -28,6 +28,8 @@ export const LAYERS: { name: string; prefixes: string[] }[] = [
     name: "edge",
     prefixes: [
       "main.ts", "app.ts", "server.ts", "deps.ts", "background.ts", "run-kinds.ts",
+      // The billing timer drives work the way a request does: an entry point, not a service.
+      "billing/ticker.ts",
       "http/", "dashboard/", "cli/", "mcp/", "system/",
       "billing/routes.ts", "billing/schemas.ts", "documents/routes.ts", "executions/routes.ts",
       "jurisdictions/routes.ts", "screenings/routes.ts", "search/routes.ts", "search/schemas.ts",
@@ -53,7 +55,7 @@ export const LAYERS: { name: string; prefixes: string[] }[] = [
     name: "ground",
     prefixes: [
       "db/", "platform/", "errors.ts", "clock.ts", "log.ts", "ids.ts", "config.ts", "version.ts",
-      "metrics.ts", "lifecycle.ts", "sys/",
+      "metrics.ts", "lifecycle.ts", "embedder-settings.ts",
     ],
   },
 ];
