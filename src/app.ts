@@ -11,6 +11,7 @@ import { requestInfo } from "./http/request-context";
 import { RouteTable } from "./http/route-table";
 import { jurisdictionRoutes } from "./jurisdictions/routes";
 import { mcpRoutes } from "./mcp/routes";
+import { registerRunKinds } from "./run-kinds";
 import { searchRoutes } from "./search/routes";
 import { screeningRoutes } from "./screenings/routes";
 import { docsRoutes } from "./system/docs";
@@ -19,6 +20,7 @@ import { systemRoutes } from "./system/routes";
 
 /** Wires the capability plugins together; each capability owns its own routes. */
 export function buildApp(deps: Deps) {
+  registerRunKinds(deps);
   const routes = new RouteTable();
   const app = new Elysia()
     .use(errorHandler(deps))

@@ -1,7 +1,7 @@
 import { billingTicker } from "./billing/ticker";
 import type { Deps } from "./deps";
 import { removeStalePartialFiles } from "./documents/files";
-import type { BackgroundService } from "./server";
+import type { BackgroundService } from "./lifecycle";
 
 /** The long-lived parts a serving process runs besides HTTP, started in this order and stopped in reverse. */
 export function backgroundServices(deps: Deps): BackgroundService[] {

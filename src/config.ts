@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { SynchronousMode } from "./db/open";
 import type { LogLevel } from "./log";
-import { embedderConfigFromEnv, type EmbedderConfig } from "./search/embedder/index";
+import { embedderConfigFromEnv, type EmbedderConfig } from "./embedder-settings";
 
 /**
  * Every setting in one place: env var, default and bounds. Flags given on the command

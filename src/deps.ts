@@ -5,7 +5,7 @@ import { cacheDir, databasePath, openDatabase } from "./db/open";
 import { StorageMonitor } from "./db/storage";
 import { DocumentFailureLimit } from "./documents/failure-limit";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
-import { Metrics } from "./http/metrics";
+import { Metrics } from "./metrics";
 import { RateLimiter } from "./http/rate-limit";
 import { SandboxPool } from "./executions/sandbox/pool";
 import { RunEngine } from "./jobs/engine";

@@ -2,13 +2,8 @@ import { buildApp } from "./app";
 import type { Deps } from "./deps";
 import { limitHeaders } from "./http/header-limit";
 import { observe } from "./http/observe";
+import type { BackgroundService } from "./lifecycle";
 
-/** A long-lived part of the server (run workers, sandbox pool, periodic ticks). */
-export interface BackgroundService {
-  name: string;
-  start(): void | Promise<void>;
-  stop(): void | Promise<void>;
-}
 
 export interface RunningServer {
   url: string;

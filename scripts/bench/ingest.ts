@@ -34,7 +34,7 @@ const config = loadConfig({ ...process.env, REGKB_LOG_LEVEL: "warn" }, { dataDir
 const deps = await createDeps(config);
 const org = createOrganisation(deps, { name: "Bench", jurisdictions: [] });
 const key = createApiKey(deps, { orgId: org.id }).key;
-topUp(deps.db, { orgId: org.id, amountPence: 10_000_000, key: ledgerKeys.operatorTopUp(org.id, "bench"), description: "bench credit" });
+topUp(deps.db, { orgId: org.id, amountPence: 10_000_000, key: ledgerKeys.operatorTopUp(org.id, "bench"), description: "bench credit", nowMs: Date.now() });
 const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
 
 async function upload(bytes: Uint8Array, filename: string): Promise<{ id: string; pages: number }> {

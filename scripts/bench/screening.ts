@@ -44,7 +44,7 @@ const imported = await importSampleCorpus(deps);
 const jurisdictions = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions ORDER BY slug").all().map((r) => r.slug);
 const org = createOrganisation(deps, { name: "Bench", jurisdictions });
 const key = createApiKey(deps, { orgId: org.id }).key;
-topUp(deps.db, { orgId: org.id, amountPence: 1_000_000, key: ledgerKeys.operatorTopUp(org.id, "bench"), description: "bench credit" });
+topUp(deps.db, { orgId: org.id, amountPence: 1_000_000, key: ledgerKeys.operatorTopUp(org.id, "bench"), description: "bench credit", nowMs: Date.now() });
 const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: backgroundServices(deps) });
 
 const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };

@@ -1,8 +1,15 @@
-import type { Deps } from "../deps";
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock";
 import { invalidJurisdictions, notFound, unauthorized, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { displayPrefix, generateApiKey, hashApiKey, hashesEqual, isWellFormedKey } from "./keys";
 import * as store from "./store";
+
+/** What organisations and API keys use. */
+export interface AuthDeps {
+  db: Database;
+  clock: Clock;
+}
 
 export interface Authenticated {
   orgId: string;
@@ -15,7 +22,7 @@ export const NAME_LENGTH_MAX = 200;
 export const ORGANISATIONS_LIST_MAX = 10_000;
 
 export function createOrganisation(
-  deps: Deps,
+  deps: AuthDeps,
   input: { name: string; jurisdictions?: readonly string[]; monthlyAllowancePence?: number },
 ): store.Organisation & { jurisdictions: string[] } {
   const name = input.name.trim();
@@ -32,7 +39,7 @@ export function createOrganisation(
   return { ...org, jurisdictions };
 }
 
-export function setOrganisationJurisdictions(deps: Deps, orgId: string, slugs: readonly string[]): string[] {
+export function setOrganisationJurisdictions(deps: AuthDeps, orgId: string, slugs: readonly string[]): string[] {
   const unique = [...new Set(slugs)];
   deps.db.transaction(() => {
     requireOrganisation(deps, orgId);
@@ -42,19 +49,19 @@ export function setOrganisationJurisdictions(deps: Deps, orgId: string, slugs: r
   return unique.sort();
 }
 
-export function requireOrganisation(deps: Deps, orgId: string): store.Organisation {
+export function requireOrganisation(deps: AuthDeps, orgId: string): store.Organisation {
   const org = store.findOrganisation(deps.db, orgId);
   if (!org) throw notFound(`organisation ${orgId} does not exist`);
   return org;
 }
 
-function assertKnownJurisdictions(deps: Deps, slugs: readonly string[]): void {
+function assertKnownJurisdictions(deps: AuthDeps, slugs: readonly string[]): void {
   const unknown = store.findUnknownJurisdictions(deps.db, slugs);
   if (unknown.length > 0) throw invalidJurisdictions(`unknown jurisdictions: ${unknown.join(", ")}`);
 }
 
 /** Creates a key and returns it in full: the only time it is ever visible. */
-export function createApiKey(deps: Deps, input: { orgId: string; name?: string }): { id: string; key: string; name: string } {
+export function createApiKey(deps: AuthDeps, input: { orgId: string; name?: string }): { id: string; key: string; name: string } {
   const name = (input.name ?? "default").trim();
   if (name.length < 1 || name.length > NAME_LENGTH_MAX) throw validationFailed(`name must be 1 to ${NAME_LENGTH_MAX} characters`);
   requireOrganisation(deps, input.orgId);
@@ -74,14 +81,14 @@ export function createApiKey(deps: Deps, input: { orgId: string; name?: string }
 }
 
 /** Revokes a key; `orgId` scopes the call when it comes from an organisation's own user. */
-export function revokeApiKey(deps: Deps, keyId: string, orgId?: string): void {
+export function revokeApiKey(deps: AuthDeps, keyId: string, orgId?: string): void {
   const key = store.findApiKey(deps.db, keyId);
   if (!key || (orgId !== undefined && key.orgId !== orgId)) throw notFound(`api key ${keyId} does not exist`);
   store.revokeApiKey(deps.db, keyId, deps.clock.nowMs());
 }
 
 /** Resolves `Authorization: Bearer rk_live_…` to its organisation, or throws 401. */
-export function authenticateApiKey(deps: Deps, authorization: string | undefined): Authenticated {
+export function authenticateApiKey(deps: AuthDeps, authorization: string | undefined): Authenticated {
   // RFC 7235: the scheme is case-insensitive and separated from the credentials by one or more spaces.
   const match = /^bearer +([^\s]+)$/i.exec(authorization ?? "");
   const presented = match?.[1];

@@ -1,7 +1,16 @@
-import type { Deps } from "../deps";
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock";
+import type { Logger } from "../log";
 import { grant } from "./ledger";
 import { ledgerKeys } from "./ledger-keys";
 import { findOrganisationsDueAllowance, readAllowance } from "./store";
+
+/** What monthly allowances use. */
+export interface GrantDeps {
+  db: Database;
+  clock: Clock;
+  log: Logger;
+}
 
 /** Organisations checked per tick; the rest wait for the next tick (a minute later). */
 export const GRANT_TICK_BATCH_MAX = 1_000;
@@ -18,7 +27,7 @@ export function monthOf(nowMs: number): string {
  * written yet. The ledger key grant:<org>:<YYYY-MM> makes a second write impossible, whoever
  * races (request path, tick, another process). Returns whether this call wrote it.
  */
-export function grantMonthlyAllowance(deps: Deps, orgId: string): boolean {
+export function grantMonthlyAllowance(deps: GrantDeps, orgId: string): boolean {
   const month = monthOf(deps.clock.nowMs());
   const row = readAllowance(deps.db, orgId, ledgerKeys.monthlyGrant(orgId, month).key);
   if (!row || row.allowancePence <= 0 || row.granted) return false;
@@ -26,21 +35,21 @@ export function grantMonthlyAllowance(deps: Deps, orgId: string): boolean {
 }
 
 /** Grants every allowance due this month (a batch per call). Returns how many were written. */
-export function grantDueAllowances(deps: Deps, batchMax = GRANT_TICK_BATCH_MAX): number {
+export function grantDueAllowances(deps: GrantDeps, batchMax = GRANT_TICK_BATCH_MAX): number {
   const month = monthOf(deps.clock.nowMs());
   let written = 0;
   for (const id of findOrganisationsDueAllowance(deps.db, month, batchMax)) if (grantMonthlyAllowance(deps, id)) written++;
   return written;
 }
 
-const checkedByDeps = new WeakMap<Deps, Map<string, string>>();
+const checkedByDeps = new WeakMap<GrantDeps, Map<string, string>>();
 
 /**
  * Called on every authenticated request: an in-memory "checked this month" per organisation
  * keeps it to a Map lookup after the first request of the month. A failure is logged, not
  * raised: the request goes on and the periodic tick writes the grant.
  */
-export function grantOnRequest(deps: Deps, orgId: string): void {
+export function grantOnRequest(deps: GrantDeps, orgId: string): void {
   const month = monthOf(deps.clock.nowMs());
   let checked = checkedByDeps.get(deps);
   if (!checked) checkedByDeps.set(deps, (checked = new Map()));

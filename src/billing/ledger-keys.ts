@@ -9,7 +9,9 @@
  * prefixes; change a format here and old replays stop matching.
  */
 import { uuidv7 } from "../ids";
-import type { LedgerEntryType } from "./store";
+
+/** The kinds of ledger entry (ledger_entries.type). */
+export type LedgerEntryType = "top_up" | "grant" | "reserve" | "settle" | "release" | "adjustment";
 
 /** Each purpose and the one entry type it is written as. */
 export const LEDGER_PURPOSES = {

@@ -3,7 +3,7 @@ import { insufficientCredit, notFound } from "../errors";
 import { uuidv7 } from "../ids";
 import { LEDGER_PURPOSES, ledgerKeys, type LedgerKey } from "./ledger-keys";
 import * as store from "./store";
-import { immediate } from "./transaction";
+import { immediate } from "../db/transaction";
 import type { LedgerEntry, LedgerEntryType } from "./store";
 
 export type { LedgerEntry, LedgerEntryType } from "./store";
@@ -39,9 +39,9 @@ export class LedgerInvariantError extends Error {
   override name = "LedgerInvariantError";
 }
 
-/** Optional on every write: the entry's timestamp (defaults to the wall clock). Pass deps.clock.nowMs(). */
+/** Every write's timestamp, from the caller's clock (deps.clock.nowMs()): never the wall clock behind its back. */
 interface Timed {
-  nowMs?: number;
+  nowMs: number;
 }
 
 /** An immediate charge (search, document ingestion): one negative `settle` entry, no hold. 402 when available < amount. */
@@ -336,7 +336,7 @@ function clip(text: string, max: number, what: string): string {
 /** Writes one entry, then checks the running totals moved by exactly that entry. `before`: totals read in this transaction. */
 function append(
   db: Database,
-  input: { orgId: string; type: LedgerEntryType; amountPence: number; key: LedgerKey; description: string; ref?: string; nowMs?: number },
+  input: { orgId: string; type: LedgerEntryType; amountPence: number; key: LedgerKey; description: string; ref?: string; nowMs: number },
   before: store.Totals = requireOrganisationTotals(db, input.orgId),
 ): LedgerEntry {
   const { key, purpose } = input.key;
@@ -355,7 +355,7 @@ function append(
     key,
     purpose,
     ref: input.ref ?? null,
-    createdAtMs: input.nowMs ?? Date.now(),
+    createdAtMs: input.nowMs,
   };
   store.insertEntry(db, entry);
   const after = requireOrganisationTotals(db, input.orgId);

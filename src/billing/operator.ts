@@ -1,9 +1,16 @@
 import { requireOrganisation } from "../auth/service";
-import type { Deps } from "../deps";
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock";
 import { validationFailed } from "../errors";
 import { adjust, ENTRY_PENCE_MAX, LedgerInvariantError, topUp, type LedgerEntry } from "./ledger";
 import { ledgerKeys } from "./ledger-keys";
 import { findEntryByKey } from "./store";
+
+/** What operator credits and adjustments use. */
+export interface OperatorDeps {
+  db: Database;
+  clock: Clock;
+}
 
 export const OPERATOR_REFERENCE_LENGTH_MAX = 100;
 export const ADJUSTMENT_REASON_LENGTH_MAX = 200;
@@ -14,7 +21,7 @@ export const ADJUSTMENT_REASON_LENGTH_MAX = 200;
  * and amount return the entry already written; the same reference with another amount is refused.
  */
 export function recordOperatorTopUp(
-  deps: Deps,
+  deps: OperatorDeps,
   input: { orgId: string; amountPence: number; reference?: string },
 ): { entry: LedgerEntry; created: boolean } {
   requireOrganisation(deps, input.orgId);
@@ -42,7 +49,7 @@ export function recordOperatorTopUp(
 }
 
 /** A signed correction with a reason; nothing is ever edited or deleted. */
-export function recordAdjustment(deps: Deps, input: { orgId: string; amountPence: number; reason: string }): LedgerEntry {
+export function recordAdjustment(deps: OperatorDeps, input: { orgId: string; amountPence: number; reason: string }): LedgerEntry {
   requireOrganisation(deps, input.orgId);
   const reason = input.reason.trim();
   if (reason.length < 1 || reason.length > ADJUSTMENT_REASON_LENGTH_MAX) {

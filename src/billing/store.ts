@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
-import { monthlyGrantKeyParts, type LedgerPurpose } from "./ledger-keys";
+import { monthlyGrantKeyParts, type LedgerEntryType, type LedgerPurpose } from "./ledger-keys";
 
-export type LedgerEntryType = "top_up" | "grant" | "reserve" | "settle" | "release" | "adjustment";
+export type { LedgerEntryType } from "./ledger-keys";
 
 /** One immutable row of ledger_entries. amountPence is signed by its effect on available credit. */
 export interface LedgerEntry {

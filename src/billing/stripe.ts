@@ -15,7 +15,7 @@ export const paymentsUnavailable = (details: string) => new Refusal("payments_un
  * (air-gapped installs credit through `regkb credits top-up`). REGKB_STRIPE_API_BASE maps
  * onto the SDK's host/port/protocol, for egress proxies and tests.
  */
-export function stripeClient(config: Config): Stripe | null {
+export function stripeClient(config: Pick<Config, "stripeSecretKey" | "stripeApiBase">): Stripe | null {
   if (!config.stripeSecretKey) return null;
   return new Stripe(config.stripeSecretKey, {
     timeout: STRIPE_TIMEOUT_MS,

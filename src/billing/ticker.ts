@@ -1,6 +1,6 @@
 import type { Deps } from "../deps";
 import { purgeExpiredIdempotencyKeys } from "../http/idempotency";
-import type { BackgroundService } from "../server";
+import type { BackgroundService } from "../lifecycle";
 import { grantDueAllowances } from "./grants";
 import { purgeStripeEvents } from "./store";
 import { STRIPE_EVENT_RETENTION_MS } from "./top-ups";

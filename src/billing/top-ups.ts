@@ -1,12 +1,23 @@
 import type Stripe from "stripe";
-import type { Deps } from "../deps";
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock";
+import type { Config } from "../config";
+import type { Logger } from "../log";
 import { Refusal, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { topUp } from "./ledger";
 import { ledgerKeys } from "./ledger-keys";
 import { paymentsUnavailable, stripeClient, verifyWebhook } from "./stripe";
 import * as store from "./store";
-import { immediate } from "./transaction";
+import { immediate } from "../db/transaction";
+
+/** What top-ups and the Stripe webhook use. */
+export interface TopUpDeps {
+  db: Database;
+  clock: Clock;
+  log: Logger;
+  config: Pick<Config, "publicUrl" | "stripeSecretKey" | "stripeWebhookSecret" | "stripeApiBase">;
+}
 
 export const TOP_UP_PENCE_MIN = 1_000;
 export const TOP_UP_PENCE_MAX = 100_000;
@@ -27,7 +38,7 @@ export interface TopUpCheckout {
  * `orderId` is the request's operationId, so a retried request finds its order and Stripe
  * (same idempotency key) returns the same session.
  */
-export async function createTopUp(deps: Deps, input: { orgId: string; amountPence: number; orderId?: string }): Promise<TopUpCheckout> {
+export async function createTopUp(deps: TopUpDeps, input: { orgId: string; amountPence: number; orderId?: string }): Promise<TopUpCheckout> {
   const stripe = stripeClient(deps.config);
   if (!stripe) throw paymentsUnavailable("no payment provider is configured; an operator can credit the account instead");
   const { amountPence } = input;
@@ -92,7 +103,7 @@ export const invalidSignature = () =>
  * POST /v1/webhooks/stripe: verify, then apply the event once. Returns what happened, for
  * the response body and the log. Bad signature → 400 and nothing recorded.
  */
-export async function handleStripeWebhook(deps: Deps, rawBody: string, signature: string | null): Promise<string> {
+export async function handleStripeWebhook(deps: TopUpDeps, rawBody: string, signature: string | null): Promise<string> {
   const secret = deps.config.stripeWebhookSecret;
   if (!secret) throw paymentsUnavailable("no Stripe webhook secret is configured");
   if (!signature) throw invalidSignature();
@@ -116,7 +127,7 @@ export async function handleStripeWebhook(deps: Deps, rawBody: string, signature
  * for the stored order's amount, so any number of deliveries, in any order, of
  * checkout.session.completed (paid) and checkout.session.async_payment_succeeded credit once.
  */
-export function applyStripeEvent(deps: Deps, event: Stripe.Event): string {
+export function applyStripeEvent(deps: TopUpDeps, event: Stripe.Event): string {
   const db = deps.db;
   return immediate(db, () => {
     const previous = store.findStripeEventOutcome(db, event.id);
@@ -172,7 +183,7 @@ export function checkedEvent(parsed: unknown): Stripe.Event {
   return parsed as unknown as Stripe.Event;
 }
 
-function decide(deps: Deps, event: Stripe.Event, nowMs: number): { outcome: string; orderId: string | null } {
+function decide(deps: TopUpDeps, event: Stripe.Event, nowMs: number): { outcome: string; orderId: string | null } {
   if (!CHECKOUT_EVENTS.has(event.type)) return { outcome: "ignored: not a checkout event", orderId: null };
   const session = event.data.object as Stripe.Checkout.Session;
   const orderIdClaimed = session.metadata?.order_id ?? session.client_reference_id ?? null;

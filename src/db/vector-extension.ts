@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import vec0Path from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
-import { materialise } from "../sys/assets";
+import { materialise } from "../platform/assets";
 
 /**
  * sqlite-vec ships as a shared library; dlopen needs a real file, so copy it out once.

@@ -7,13 +7,12 @@
 import type { Database } from "bun:sqlite";
 import { refund } from "../billing/ledger";
 import { ledgerKeys } from "../billing/ledger-keys";
-import type { Deps } from "../deps";
 import { RunFailure, type Run, type RunKindSpec } from "../jobs/types";
 import { deleteDocumentChunks, indexDocumentChunks } from "../search/indexing";
 import { chunkPages } from "./chunk";
 import { documentPath } from "./files";
 import { PdfRejectedError } from "./pdf/parser";
-import { DOCUMENT_INGEST_KIND, type DocumentIngestInput } from "./service";
+import { DOCUMENT_INGEST_KIND, type DocumentDeps, type DocumentIngestInput } from "./service";
 import * as store from "./store";
 
 export interface DocumentIngestOutput {
@@ -37,7 +36,7 @@ export const NO_TEXT_LAYER_MESSAGE =
 
 const DELETED: DocumentIngestOutput = { deleted: true, chunks: 0 };
 
-export function documentIngestSpec(deps: Deps): RunKindSpec<DocumentIngestInput, DocumentIngestOutput> {
+export function documentIngestSpec(deps: DocumentDeps): RunKindSpec<DocumentIngestInput, DocumentIngestOutput> {
   return {
     kind: DOCUMENT_INGEST_KIND,
     concurrency: deps.config.ingestConcurrency,
@@ -58,7 +57,7 @@ export function documentIngestSpec(deps: Deps): RunKindSpec<DocumentIngestInput,
   };
 }
 
-function failDocument(deps: Deps, db: Database, documentId: string, error: string): void {
+function failDocument(deps: DocumentDeps, db: Database, documentId: string, error: string): void {
   const doc = store.findDocument(db, documentId);
   // Passages indexed before the failure (or after a deletion) must not stay searchable.
   deleteDocumentChunks(deps, documentId);
@@ -73,7 +72,7 @@ function failDocument(deps: Deps, db: Database, documentId: string, error: strin
   });
 }
 
-async function ingest(deps: Deps, run: Run<DocumentIngestInput, DocumentIngestOutput>, signal: AbortSignal): Promise<DocumentIngestOutput> {
+async function ingest(deps: DocumentDeps, run: Run<DocumentIngestInput, DocumentIngestOutput>, signal: AbortSignal): Promise<DocumentIngestOutput> {
   const { db } = deps;
   const id = run.input.documentId;
   const doc = store.findDocument(db, id);

@@ -5,7 +5,6 @@ import { notFound } from "../errors";
 import { idempotency } from "../http/idempotency";
 import { operation } from "../http/operation";
 import { Integer, UuidParams } from "../http/schema";
-import { documentIngestSpec } from "./ingest";
 import { createDocument, deleteDocument, getDocument, listDocuments } from "./service";
 import { readMultipart, uploadFromForm } from "./upload";
 
@@ -47,7 +46,6 @@ const DocumentUpload = t.Object(
 );
 
 export function documentRoutes(deps: Deps) {
-  deps.jobs.register(documentIngestSpec(deps));
   const maxUploadBytes = deps.config.maxUploadBytes;
   return new Elysia({ prefix: "/v1" })
     .use(requireApiKey())

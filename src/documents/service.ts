@@ -2,22 +2,33 @@
  * Documents: upload (count pages, charge, store, queue ingestion), list, read, delete.
  * Ingestion itself is the document_ingest run (ingest.ts).
  */
-import { getBalance, charge } from "../billing/ledger";
+import type { Database } from "bun:sqlite";
+import { getBalance } from "../billing/ledger";
 import { ledgerKeys } from "../billing/ledger-keys";
 import { documentPence } from "../billing/pricing";
-import { isoFromMs } from "../clock";
-import type { Deps } from "../deps";
+import { isoFromMs, type Clock } from "../clock";
+import type { Config } from "../config";
 import { insufficientCredit, Refusal } from "../errors";
 import { uuidv7 } from "../ids";
-import { createRun } from "../jobs/store";
-import { deleteDocumentChunks } from "../search/indexing";
+import { createChargedRun, type PaidRunDeps } from "../jobs/paid-run";
+import { deleteDocumentChunks, type IndexingDeps } from "../search/indexing";
 import { resolveJurisdictions } from "../search/service";
+import type { DocumentFailureLimit } from "./failure-limit";
 import { documentPath, removeDocumentFile, storeDocumentFile } from "./files";
-import { PdfRejectedError } from "./pdf/parser";
+import { PdfRejectedError, type PdfParser } from "./pdf/parser";
 import * as store from "./store";
 import type { Upload } from "./upload";
 
 export const DOCUMENT_INGEST_KIND = "document_ingest";
+
+/** What documents use: paid runs, the index, the PDF parsers, the failure limit and their settings. */
+export interface DocumentDeps extends PaidRunDeps, IndexingDeps {
+  db: Database;
+  clock: Clock;
+  config: Pick<Config, "dataDir" | "pdfParseTimeoutMs" | "ingestConcurrency">;
+  pdf: PdfParser;
+  documentFailures: DocumentFailureLimit;
+}
 
 export interface DocumentIngestInput {
   documentId: string;
@@ -62,7 +73,7 @@ export function toView(row: store.DocumentRow): DocumentView {
  * `id` is the API request's operation id (http/idempotency.ts): a retry of a request
  * that created the document before its response was stored finds it instead of charging again.
  */
-export async function createDocument(deps: Deps, orgId: string, upload: Upload, id: string = uuidv7()): Promise<CreatedDocument> {
+export async function createDocument(deps: DocumentDeps, orgId: string, upload: Upload, id: string = uuidv7()): Promise<CreatedDocument> {
   const { db, config, clock } = deps;
   const existing = store.findOrgDocument(db, orgId, id);
   if (existing) return createdView(existing, getBalance(db, orgId).availablePence);
@@ -92,16 +103,18 @@ export async function createDocument(deps: Deps, orgId: string, upload: Upload, 
   await storeDocumentFile(path, upload.bytes);
   let availablePence: number;
   try {
-    availablePence = db
-      .transaction(() => {
-        charge(db, {
-          orgId,
-          amountPence,
-          key: ledgerKeys.document(id),
-          description: `Document ingestion: ${upload.filename} (${pages} ${pages === 1 ? "page" : "pages"})`,
-          ref: id,
-          nowMs: clock.nowMs(),
-        });
+    availablePence = createChargedRun(deps, {
+      id: runId,
+      orgId,
+      kind: DOCUMENT_INGEST_KIND,
+      input: { documentId: id } satisfies DocumentIngestInput,
+      charge: {
+        amountPence,
+        key: ledgerKeys.document(id),
+        description: `Document ingestion: ${upload.filename} (${pages} ${pages === 1 ? "page" : "pages"})`,
+        ref: id,
+      },
+      alongside: (db, nowMs) => {
         store.insertDocument(db, {
           id,
           orgId,
@@ -113,17 +126,15 @@ export async function createDocument(deps: Deps, orgId: string, upload: Upload, 
           sha256: new Bun.CryptoHasher("sha256").update(upload.bytes).digest("hex"),
           creditsChargedPence: amountPence,
           runId,
-          createdAtMs: clock.nowMs(),
+          createdAtMs: nowMs,
         });
-        createRun(db, { id: runId, orgId, kind: DOCUMENT_INGEST_KIND, input: { documentId: id } satisfies DocumentIngestInput, createdAtMs: clock.nowMs() });
         return getBalance(db, orgId).availablePence;
-      })
-      .immediate();
+      },
+    });
   } catch (error) {
     removeDocumentFile(path);
     throw error;
   }
-  deps.jobs.wake(DOCUMENT_INGEST_KIND);
   return { id, status: "processing", filename: upload.filename, pages, creditsChargedPence: amountPence, availablePence };
 }
 
@@ -131,11 +142,11 @@ function createdView(row: store.DocumentRow, availablePence: number): CreatedDoc
   return { id: row.id, status: row.status, filename: row.filename, pages: row.pages, creditsChargedPence: row.creditsChargedPence, availablePence };
 }
 
-export function listDocuments(deps: Deps, orgId: string): DocumentView[] {
+export function listDocuments(deps: { db: Database }, orgId: string): DocumentView[] {
   return store.listOrgDocuments(deps.db, orgId, store.DOCUMENTS_LIST_MAX).map(toView);
 }
 
-export function getDocument(deps: Deps, orgId: string, id: string): DocumentView | null {
+export function getDocument(deps: { db: Database }, orgId: string, id: string): DocumentView | null {
   const row = store.findOrgDocument(deps.db, orgId, id);
   return row ? toView(row) : null;
 }
@@ -145,7 +156,7 @@ export function getDocument(deps: Deps, orgId: string, id: string): DocumentView
  * An ingestion still running notices the row is gone, stops its parser and removes
  * anything it indexed meanwhile (ingest.ts). False when there was nothing to delete.
  */
-export function deleteDocument(deps: Deps, orgId: string, id: string): boolean {
+export function deleteDocument(deps: { db: Database; config: Pick<Config, "dataDir">; searchIndex: IndexingDeps["searchIndex"] }, orgId: string, id: string): boolean {
   const row = store.findOrgDocument(deps.db, orgId, id);
   if (!row) return false;
   const deleted = deps.db

@@ -7,7 +7,6 @@ import { operation } from "../http/operation";
 import { Integer, Text, UuidParams } from "../http/schema";
 import {
   createExecution,
-  executionRunKind,
   getExecution,
   EXECUTION_CODE_CHARS_MAX,
   EXECUTION_TIMEOUT_SECONDS_DEFAULT,
@@ -80,7 +79,6 @@ function executionBody(e: Execution) {
 }
 
 export function executionsRoutes(deps: Deps) {
-  deps.jobs.register(executionRunKind(deps));
   return new Elysia({ prefix: "/v1" })
     .use(requireApiKey())
     .use(idempotency(deps))

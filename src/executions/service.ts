@@ -1,12 +1,13 @@
-import { release, settleAndRelease } from "../billing/ledger";
+import type { Database } from "bun:sqlite";
 import { executionCostPence, executionReservePence } from "../billing/pricing";
-import type { Deps } from "../deps";
+import type { Config } from "../config";
 import { notFound, Refusal } from "../errors";
 import { isUuid } from "../ids";
-import { createReservedRun } from "../jobs/reserved-run";
+import { reservedRunKind, type PaidRunDeps } from "../jobs/paid-run";
 import { findRun } from "../jobs/store";
 import { RunFailure, type Run, type RunKindSpec, type RunStatus } from "../jobs/types";
-import { SandboxInfraError, type ExecutionResult } from "./sandbox/pool";
+import type { Logger } from "../log";
+import { SandboxInfraError, type ExecutionResult, type SandboxPool } from "./sandbox/pool";
 
 export const EXECUTION_RUN_KIND = "execution";
 export const EXECUTION_CODE_CHARS_MAX = 65_536;
@@ -18,6 +19,13 @@ export const EXECUTION_TIMEOUT_SECONDS_DEFAULT = 60;
  * its deadline; the engine's own attempt limit sits above both so only the pool times out code.
  */
 const EXECUTION_ATTEMPT_MS_MAX = (EXECUTION_TIMEOUT_SECONDS_MAX + 180 + 60) * 1000;
+
+/** What executions use: paid runs, the sandbox pool, the log and one setting. */
+export interface ExecutionDeps extends PaidRunDeps {
+  config: Pick<Config, "executionConcurrency">;
+  sandbox: Pick<SandboxPool, "available" | "unavailableReason" | "run">;
+  log: Logger;
+}
 
 export interface ExecutionInput {
   code: string;
@@ -38,12 +46,24 @@ export interface Execution {
   completedAtMs: number | null;
 }
 
+/** Holds the worst case; settles the wall-clock cost on completion, releases it all on failure. */
+const executionMoney = reservedRunKind<ExecutionInput, ExecutionOutput>({
+  kind: EXECUTION_RUN_KIND,
+  holdPence: (input) => executionReservePence(input.timeoutSeconds),
+  actualPence: (run, output) => executionCostPence(output.durationMs, run.input.timeoutSeconds),
+  describe: {
+    hold: (id, input) => `execution ${id}: hold for up to ${input.timeoutSeconds} s`,
+    completed: (run, output) => `execution ${run.id} completed in ${output.durationMs} ms (exit ${output.exitCode})`,
+    failed: (run) => `execution ${run.id} failed: hold returned, nothing charged`,
+  },
+});
+
 /**
- * Holds the worst case (5p + 1p × timeoutSeconds) with the run (createReservedRun). 503
+ * Holds the worst case (5p + 1p × timeoutSeconds) with the run. 503
  * first when this host cannot sandbox code, so nothing is held for a run that could never start.
  */
 export function createExecution(
-  deps: Deps,
+  deps: ExecutionDeps,
   orgId: string,
   id: string,
   request: { code: string; timeoutSeconds?: number },
@@ -52,20 +72,12 @@ export function createExecution(
     throw new Refusal("sandbox_unavailable", deps.sandbox.unavailableReason ?? "the sandbox is unavailable");
   }
   const input: ExecutionInput = { code: request.code, timeoutSeconds: request.timeoutSeconds ?? EXECUTION_TIMEOUT_SECONDS_DEFAULT };
-  const estimatedCostPence = executionReservePence(input.timeoutSeconds);
-  createReservedRun(deps, {
-    id,
-    orgId,
-    kind: EXECUTION_RUN_KIND,
-    input,
-    holdPence: estimatedCostPence,
-    holdDescription: `execution ${id}: hold for up to ${input.timeoutSeconds} s`,
-  });
+  const { estimatedCostPence } = executionMoney.create(deps, { id, orgId, input });
   return { id, status: "pending", estimatedCostPence };
 }
 
 /** The organisation's execution; an unknown, malformed or another organisation's id is 404. */
-export function getExecution(deps: Deps, orgId: string, id: string): Execution {
+export function getExecution(deps: { db: Database }, orgId: string, id: string): Execution {
   const run = isUuid(id) ? (findRun(deps.db, { id, orgId, kind: EXECUTION_RUN_KIND }) as Run<ExecutionInput, ExecutionOutput> | undefined) : undefined;
   if (!run) throw notFound(`execution ${id.slice(0, 64)} does not exist`);
   return {
@@ -86,7 +98,7 @@ export function getExecution(deps: Deps, orgId: string, id: string): Execution {
  * 124, a crash it provoked) completes the run and is charged by wall-clock time; only a
  * platform failure before the code started fails it, uncharged.
  */
-export function executionRunKind(deps: Deps): RunKindSpec<ExecutionInput, ExecutionOutput> {
+export function executionRunKind(deps: ExecutionDeps): RunKindSpec<ExecutionInput, ExecutionOutput> {
   return {
     kind: EXECUTION_RUN_KIND,
     concurrency: deps.config.executionConcurrency,
@@ -101,18 +113,7 @@ export function executionRunKind(deps: Deps): RunKindSpec<ExecutionInput, Execut
         throw new RunFailure("the sandbox failed before the code ran; nothing was charged");
       }
     },
-    onCompleted(db, run, output) {
-      const actualPence = executionCostPence(output.durationMs, run.input.timeoutSeconds);
-      settleAndRelease(db, {
-        orgId: run.orgId,
-        runId: run.id,
-        actualPence,
-        description: `execution ${run.id} completed in ${output.durationMs} ms (exit ${output.exitCode})`,
-        nowMs: deps.clock.nowMs(),
-      });
-    },
-    onFailed(db, run) {
-      release(db, { orgId: run.orgId, runId: run.id, description: `execution ${run.id} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
-    },
+    onCompleted: (db, run, output) => executionMoney.settle(db, run, output, deps.clock.nowMs()),
+    onFailed: (db, run) => executionMoney.release(db, run, deps.clock.nowMs()),
   };
 }

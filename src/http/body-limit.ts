@@ -1,11 +1,10 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
+import { MULTIPART_OVERHEAD_BYTES } from "../documents/upload";
 import { payloadTooLarge } from "../errors";
 
 /** JSON bodies are small (code ≤ 65,536 characters, 100 keywords ≤ 1,000 each); uploads have their own limit. */
 export const JSON_BODY_BYTES_MAX = 1024 * 1024;
-/** Multipart framing around the uploaded file. */
-const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
 /**

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { Elysia, StatusMap } from "elysia";
 import type { Authenticated } from "../auth/service";
 import type { Deps } from "../deps";
-import { immediate } from "../billing/transaction";
+import { immediate } from "../db/transaction";
 import { uuidv7 } from "../ids";
 import { Refusal, validationFailed } from "../errors";
 

@@ -1,9 +1,9 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
-import type { Metrics } from "../http/metrics";
+import type { Metrics } from "../metrics";
 import type { Logger } from "../log";
-import type { BackgroundService } from "../server";
+import type { BackgroundService } from "../lifecycle";
 import { leaseOwnerIsDead, newLeaseOwner } from "./lease-owner";
 import * as store from "./store";
 import { RunFailure, type Run, type RunKindSpec } from "./types";

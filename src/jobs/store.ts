@@ -46,7 +46,7 @@ function toRun(row: RunRow): Run {
  */
 export function createRun(
   db: Database,
-  run: { id: string; orgId: string; kind: string; input: unknown; createdAtMs?: number },
+  run: { id: string; orgId: string; kind: string; input: unknown; createdAtMs: number },
 ): void {
   const inputJson = JSON.stringify(run.input);
   if (inputJson === undefined || Buffer.byteLength(inputJson) > RUN_INPUT_BYTES_MAX) {
@@ -54,7 +54,7 @@ export function createRun(
   }
   db.query(
     `INSERT INTO runs (id, org_id, kind, status, input_json, created_at_ms) VALUES (?, ?, ?, 'pending', ?, ?)`,
-  ).run(run.id, run.orgId, run.kind, inputJson, run.createdAtMs ?? Date.now());
+  ).run(run.id, run.orgId, run.kind, inputJson, run.createdAtMs);
 }
 
 /** The run with this id, only when it belongs to `orgId` and is of `kind` (anything else reads as missing). */

@@ -9,7 +9,6 @@ import { JurisdictionSlugs, SearchMatchSchema } from "../search/schemas";
 import {
   createScreening,
   getScreening,
-  screeningRunKind,
   SCREENING_KEYWORD_CHARS_MAX,
   SCREENING_KEYWORDS_MAX,
   SCREENING_TOP_K_DEFAULT,
@@ -74,7 +73,6 @@ export function screeningBody(s: Screening) {
 }
 
 export function screeningRoutes(deps: Deps) {
-  deps.jobs.register(screeningRunKind(deps));
   return new Elysia({ prefix: "/v1" })
     .use(requireApiKey())
     .use(idempotency(deps))

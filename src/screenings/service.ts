@@ -1,12 +1,14 @@
-import { release, settleAndRelease } from "../billing/ledger";
+import type { Database } from "bun:sqlite";
 import { screeningPence, screeningPriceText } from "../billing/pricing";
-import type { Deps } from "../deps";
+import type { Clock } from "../clock";
+import type { Config } from "../config";
 import { notFound } from "../errors";
 import { isUuid } from "../ids";
-import { createReservedRun } from "../jobs/reserved-run";
+import { reservedRunKind, type PaidRunDeps } from "../jobs/paid-run";
 import { findRun } from "../jobs/store";
 import type { Run, RunKindSpec, RunStatus } from "../jobs/types";
 import type { SearchMatch } from "../search/request";
+import type { SearchDeps } from "../search/search-index";
 import { resolveJurisdictions, searchKnowledgeBase } from "../search/service";
 
 export const SCREENING_RUN_KIND = "screening";
@@ -14,6 +16,13 @@ export const SCREENING_KEYWORDS_MAX = 100;
 export const SCREENING_KEYWORD_CHARS_MAX = 1000;
 export const SCREENING_TOP_K_MAX = 20;
 export const SCREENING_TOP_K_DEFAULT = 5;
+
+/** What screenings use: paid runs, the search, and their settings. */
+export interface ScreeningDeps extends PaidRunDeps, SearchDeps {
+  db: Database;
+  clock: Clock;
+  config: Pick<Config, "screeningConcurrency" | "testHookScreeningKeywordDelayMs">;
+}
 
 export interface ScreeningInput {
   keywords: string[];
@@ -44,9 +53,21 @@ export interface Screening {
   completedAtMs?: number;
 }
 
-/** Validates the jurisdictions, then holds keywords × 2p with the run (createReservedRun). */
+/** Holds keywords × 2p with the run; settles the same on completion, releases it all on failure. */
+const screeningMoney = reservedRunKind<ScreeningInput, ScreeningOutput>({
+  kind: SCREENING_RUN_KIND,
+  holdPence: (input) => screeningPence(input.keywords.length),
+  actualPence: (run) => screeningPence(run.input.keywords.length),
+  describe: {
+    hold: (id, input) => `${screeningName(id, input)}: hold for ${screeningPriceText(input.keywords.length)}`,
+    completed: (run) => `${screeningName(run.id, run.input)} completed: ${screeningPriceText(run.input.keywords.length)}`,
+    failed: (run) => `${screeningName(run.id, run.input)} failed: hold returned, nothing charged`,
+  },
+});
+
+/** Validates the jurisdictions, then holds keywords × 2p with the run. */
 export function createScreening(
-  deps: Deps,
+  deps: ScreeningDeps,
   orgId: string,
   id: string,
   request: { keywords: string[]; jurisdictions?: string[]; topK?: number },
@@ -58,20 +79,12 @@ export function createScreening(
     topK: request.topK ?? SCREENING_TOP_K_DEFAULT,
     ...(options.via ? { via: options.via } : {}),
   };
-  const estimatedCostPence = screeningPence(input.keywords.length);
-  createReservedRun(deps, {
-    id,
-    orgId,
-    kind: SCREENING_RUN_KIND,
-    input,
-    holdPence: estimatedCostPence,
-    holdDescription: `${screeningName(id, input)}: hold for ${screeningPriceText(input.keywords.length)}`,
-  });
+  const { estimatedCostPence } = screeningMoney.create(deps, { id, orgId, input });
   return { id, status: "pending", estimatedCostPence };
 }
 
 /** The organisation's screening; an unknown, malformed or another organisation's id is 404. */
-export function getScreening(deps: Deps, orgId: string, id: string): Screening {
+export function getScreening(deps: { db: Database }, orgId: string, id: string): Screening {
   const run = isUuid(id) ? (findRun(deps.db, { id, orgId, kind: SCREENING_RUN_KIND }) as Run<ScreeningInput, ScreeningOutput> | undefined) : undefined;
   if (!run) throw notFound(`screening ${id.slice(0, 64)} does not exist`);
   return {
@@ -91,7 +104,7 @@ export function getScreening(deps: Deps, orgId: string, id: string): Screening {
  * One keyword at a time, yielding to the event loop between them, so HTTP requests and
  * lease renewal interleave with a 100-keyword run (each search is a few ms of CPU).
  */
-export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, ScreeningOutput> {
+export function screeningRunKind(deps: ScreeningDeps): RunKindSpec<ScreeningInput, ScreeningOutput> {
   const delayMs = deps.config.testHookScreeningKeywordDelayMs;
   return {
     kind: SCREENING_RUN_KIND,
@@ -107,13 +120,8 @@ export function screeningRunKind(deps: Deps): RunKindSpec<ScreeningInput, Screen
       }
       return { results };
     },
-    onCompleted(db, run) {
-      const actualPence = screeningPence(run.input.keywords.length);
-      settleAndRelease(db, { orgId: run.orgId, runId: run.id, actualPence, description: `${screeningName(run.id, run.input)} completed: ${screeningPriceText(run.input.keywords.length)}`, nowMs: deps.clock.nowMs() });
-    },
-    onFailed(db, run) {
-      release(db, { orgId: run.orgId, runId: run.id, description: `${screeningName(run.id, run.input)} failed: hold returned, nothing charged`, nowMs: deps.clock.nowMs() });
-    },
+    onCompleted: (db, run, output) => screeningMoney.settle(db, run, output, deps.clock.nowMs()),
+    onFailed: (db, run) => screeningMoney.release(db, run, deps.clock.nowMs()),
   };
 }
 

@@ -10,7 +10,7 @@
  * costs one failed start per pause, not one per search.
  */
 import type { Logger } from "../log";
-import { isCompiled } from "../sys/assets";
+import { isCompiled } from "../platform/assets";
 import type { VectorHit } from "./vector-knn";
 import type { VectorTask } from "./vector-leg";
 

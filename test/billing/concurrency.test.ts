@@ -39,7 +39,7 @@ describe("concurrent paid requests against credit for 20", () => {
       Array.from({ length: REQUESTS }, async (_, i) => {
         await Promise.resolve();
         try {
-          charge(server.deps.db, { orgId: org.orgId, amountPence: 2, key: ledgerKeys.search(`direct-${org.orgId}-${i}`), description: "Test" });
+          charge(server.deps.db, { orgId: org.orgId, amountPence: 2, key: ledgerKeys.search(`direct-${org.orgId}-${i}`), description: "Test", nowMs: Date.now() });
           return 200;
         } catch (error) {
           if (error instanceof Refusal && error.status === 402) return 402;

@@ -154,24 +154,24 @@ test("every other key an old version wrote replays to its entry; unfinished work
   const idOf = (key: string) => before.get(key)!.id;
 
   // A search attempted again after its refunded failure pays again, under the next attempt's key.
-  const retry = ledger.chargeRefundable(db, { orgId, amountPence: 2, key: ledgerKeys.search(ids.op2), description: "Search", ref: ids.op2 });
+  const retry = ledger.chargeRefundable(db, { orgId, amountPence: 2, key: ledgerKeys.search(ids.op2), description: "Search", ref: ids.op2, nowMs: Date.now() });
   expect(retry.entry.key).toBe(`search:${ids.op2}:retry-1`);
   // One that already paid on its retry before the upgrade finds that charge.
-  const paid = ledger.chargeRefundable(db, { orgId, amountPence: 2, key: ledgerKeys.search(ids.op3), description: "Search (MCP)", ref: ids.op3 });
+  const paid = ledger.chargeRefundable(db, { orgId, amountPence: 2, key: ledgerKeys.search(ids.op3), description: "Search (MCP)", ref: ids.op3, nowMs: Date.now() });
   expect(paid.entry.id).toBe(idOf(`search:${ids.op3}:retry-1`));
 
-  expect(ledger.charge(db, { orgId, amountPence: 10, key: ledgerKeys.document(ids.doc), description: "Document ingestion: a.pdf (1 page)" }).id).toBe(idOf(`doc:${ids.doc}`));
-  expect(ledger.refund(db, { orgId, amountPence: 10, key: ledgerKeys.documentRefund(ids.doc), description: "Refund" }).id).toBe(idOf(`refund:${ids.doc}`));
-  expect(ledger.topUp(db, { orgId, amountPence: 500, key: ledgerKeys.cardTopUp(ids.order), description: "Card top-up" }).id).toBe(idOf(`topup:${ids.order}`));
+  expect(ledger.charge(db, { orgId, amountPence: 10, key: ledgerKeys.document(ids.doc), description: "Document ingestion: a.pdf (1 page)", nowMs: Date.now() }).id).toBe(idOf(`doc:${ids.doc}`));
+  expect(ledger.refund(db, { orgId, amountPence: 10, key: ledgerKeys.documentRefund(ids.doc), description: "Refund", nowMs: Date.now() }).id).toBe(idOf(`refund:${ids.doc}`));
+  expect(ledger.topUp(db, { orgId, amountPence: 500, key: ledgerKeys.cardTopUp(ids.order), description: "Card top-up", nowMs: Date.now() }).id).toBe(idOf(`topup:${ids.order}`));
   expect(recordOperatorTopUp(server!.deps, { orgId, amountPence: 1000, reference: "wire-1" })).toMatchObject({ created: false, entry: { id: idOf(`topup:operator:${orgId}:wire-1`) } });
-  expect(ledger.adjust(db, { orgId, amountPence: -5, reason: "goodwill reversed", key: ledgerKeys.operatorAdjustment(ids.adjustment) }).id).toBe(idOf(`adjustment:${ids.adjustment}`));
+  expect(ledger.adjust(db, { orgId, amountPence: -5, reason: "goodwill reversed", key: ledgerKeys.operatorAdjustment(ids.adjustment), nowMs: Date.now() }).id).toBe(idOf(`adjustment:${ids.adjustment}`));
   expect(grantMonthlyAllowance(server!.deps, orgId)).toBe(false);
-  expect(ledger.grant(db, { orgId, amountPence: 300, month: "2025-01" })).toMatchObject({ created: false, entry: { id: idOf(`grant:${orgId}:2025-01`) } });
+  expect(ledger.grant(db, { orgId, amountPence: 300, month: "2025-01", nowMs: Date.now() })).toMatchObject({ created: false, entry: { id: idOf(`grant:${orgId}:2025-01`) } });
 
   // The run that was running at the upgrade settles against the hold the old version placed; the finished one stays finished.
-  ledger.settleAndRelease(db, { orgId, runId: ids.openRun, actualPence: 40, description: "execution completed" });
-  ledger.settleAndRelease(db, { orgId, runId: ids.doneRun, actualPence: 20, description: "screening completed" });
-  ledger.release(db, { orgId, runId: ids.doneRun, description: "screening failed" });
+  ledger.settleAndRelease(db, { orgId, runId: ids.openRun, actualPence: 40, description: "execution completed", nowMs: Date.now() });
+  ledger.settleAndRelease(db, { orgId, runId: ids.doneRun, actualPence: 20, description: "screening completed", nowMs: Date.now() });
+  ledger.release(db, { orgId, runId: ids.doneRun, description: "screening failed", nowMs: Date.now() });
 
   const after = entriesByKey();
   expect([...after.keys()].filter((key) => !before.has(key)).toSorted()).toEqual(

@@ -146,10 +146,10 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
       const input = { orgId: targetOrg, amountPence: magnitude, description: `${op.kind} ${key.key}` };
       const call =
         key.purpose === "card_top_up"
-          ? () => ledger.topUp(db, { ...input, key: key as LedgerKey<"card_top_up"> })
+          ? () => ledger.topUp(db, { ...input, key: key as LedgerKey<"card_top_up">, nowMs: Date.now() })
           : key.purpose === "document_refund"
-            ? () => ledger.refund(db, { ...input, key: key as LedgerKey<"document_refund"> })
-            : () => ledger.charge(db, { ...input, key: key as LedgerKey<"document"> });
+            ? () => ledger.refund(db, { ...input, key: key as LedgerKey<"document_refund">, nowMs: Date.now() })
+            : () => ledger.charge(db, { ...input, key: key as LedgerKey<"document">, nowMs: Date.now() });
       return { ...w, lastType: type, call };
     }
     case "grant": {
@@ -157,7 +157,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
       const month = MONTHS[op.month]!;
       const key = ledgerKeys.monthlyGrant(orgId, month);
       const existing = model.keys.get(key.key);
-      const call = () => ledger.grant(db, { orgId, amountPence: op.amountPence, month });
+      const call = () => ledger.grant(db, { orgId, amountPence: op.amountPence, month, nowMs: Date.now() });
       if (existing) return { expected: "noop", apply: () => {}, lastType: "grant", call };
       const w = writeOnce(key, "grant", orgId, "grant", op.amountPence, () => "ok");
       return { ...w, lastType: "grant", call };
@@ -179,7 +179,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
           if (!known) runs.push({ runId, orgId: targetOrg, heldPence: amountPence, resolved: false });
         },
         lastType: "reserve",
-        call: () => ledger.reserve(db, { orgId: targetOrg, amountPence, runId, description: `hold ${runId}` }),
+        call: () => ledger.reserve(db, { orgId: targetOrg, amountPence, runId, description: `hold ${runId}`, nowMs: Date.now() }),
       };
     }
     case "settleAndRelease":
@@ -190,8 +190,8 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
       const actualPence = op.kind === "settleAndRelease" ? op.actualPence : 0;
       const call =
         op.kind === "settleAndRelease"
-          ? () => ledger.settleAndRelease(db, { orgId, runId, actualPence, description: `settle ${runId}` })
-          : () => ledger.release(db, { orgId, runId, description: `release ${runId}` });
+          ? () => ledger.settleAndRelease(db, { orgId, runId, actualPence, description: `settle ${runId}`, nowMs: Date.now() })
+          : () => ledger.release(db, { orgId, runId, description: `release ${runId}`, nowMs: Date.now() });
       const lastType = op.kind === "settleAndRelease" ? "settle" : "release";
       if (!run) return { expected: "invariant", apply: () => {}, lastType, call };
       if (run.resolved) return { expected: "noop", apply: () => {}, lastType, call };
@@ -216,7 +216,7 @@ function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; las
       const w = writeOnce(key, "adjust", orgId, "adjustment", op.amountPence, () =>
         op.amountPence < 0 && available(model, orgId) < -op.amountPence ? "insufficient" : "ok",
       );
-      return { ...w, lastType: "adjustment", call: () => ledger.adjust(db, { orgId, amountPence: op.amountPence, reason: "property test", key }) };
+      return { ...w, lastType: "adjustment", call: () => ledger.adjust(db, { orgId, amountPence: op.amountPence, reason: "property test", key, nowMs: Date.now() }) };
     }
   }
 }

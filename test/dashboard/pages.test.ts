@@ -60,7 +60,7 @@ describe("pages", () => {
     expect(await short.text()).toContain("Not enough credit");
     expect((await server.api("/v1/credits/ledger", { key: acme.key })).body.entries).toEqual([]);
 
-    topUp(server.deps.db, { orgId: acme.orgId, amountPence: 1000, key: ledgerKeys.operatorTopUp(acme.orgId, "pages"), description: "test credit" });
+    topUp(server.deps.db, { orgId: acme.orgId, amountPence: 1000, key: ledgerKeys.operatorTopUp(acme.orgId, "pages"), description: "test credit", nowMs: Date.now() });
     const ok = await client.request("/search", { form: { _csrf: await client.csrf(), query: "breach notification", jurisdiction: "eu", topK: "5" } });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain("Charged £0.02");

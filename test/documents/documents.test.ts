@@ -25,7 +25,7 @@ afterAll(async () => {
 
 function fundedOrg(pence = 10_000, jurisdictions?: string[]): TestOrg {
   const org = server.createOrg({ jurisdictions });
-  if (pence > 0) topUp(server.deps.db, { orgId: org.orgId, amountPence: pence, key: ledgerKeys.operatorTopUp(org.orgId, "test"), description: "test credit" });
+  if (pence > 0) topUp(server.deps.db, { orgId: org.orgId, amountPence: pence, key: ledgerKeys.operatorTopUp(org.orgId, "test"), description: "test credit", nowMs: Date.now() });
   return org;
 }
 

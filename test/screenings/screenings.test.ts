@@ -160,8 +160,8 @@ describe("POST /v1/screenings then GET /v1/screenings/{id}", () => {
     const { reserve } = await import("../../src/billing/ledger");
     const { createRun } = await import("../../src/jobs/store");
     server.deps.db.transaction(() => {
-      reserve(server.deps.db, { orgId: org.orgId, runId: abandoned, amountPence: 2, description: "test hold" });
-      createRun(server.deps.db, { id: abandoned, orgId: org.orgId, kind: "screening", input: { keywords: ["breach"], jurisdictions: ["eu"], topK: 5 } });
+      reserve(server.deps.db, { orgId: org.orgId, runId: abandoned, amountPence: 2, description: "test hold", nowMs: Date.now() });
+      createRun(server.deps.db, { id: abandoned, orgId: org.orgId, kind: "screening", input: { keywords: ["breach"], jurisdictions: ["eu"], topK: 5 }, createdAtMs: Date.now() });
       server.deps.db
         .query("UPDATE runs SET status = 'running', attempts = ?, lease_owner = ?, lease_expires_at_ms = 0 WHERE id = ?")
         .run(server.deps.config.runMaxAttempts, `${hostname()}/999999999/gone`, abandoned);

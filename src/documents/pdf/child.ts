@@ -8,7 +8,7 @@
  * watch on its resident size (parser.ts).
  */
 import { documentPagesMax } from "../../billing/pricing";
-import { dieWithParent, limitMemoryGrowth } from "../../sys/process-controls";
+import { dieWithParent, limitMemoryGrowth } from "../../platform/process-controls";
 import { DecodedBytesMeter } from "./decoded-bytes";
 import {
   CHILD_ENV,

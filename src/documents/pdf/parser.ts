@@ -4,8 +4,8 @@
  * one request at a time; a child that passes its deadline, is aborted, or dies is killed
  * and replaced, so a hostile PDF costs at most one child and one deadline.
  */
-import { watchResidentMemory } from "../../sys/memory-watch";
-import { selfArgv } from "../../sys/self";
+import { watchResidentMemory } from "../../platform/memory-watch";
+import { selfArgv } from "../../platform/self";
 import { CHILD_ENV, READY_LINE, type PdfChildMode, type PdfChildReply, type PdfChildRequest, type PdfRejectionCode } from "./protocol";
 
 /** The PDF was refused for a reason the uploader can act on (maps to a 400). */

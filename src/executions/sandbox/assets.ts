@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { materialise } from "../../sys/assets";
+import { materialise } from "../../platform/assets";
 import asmJsPath from "../../../node_modules/pyodide/pyodide.asm.mjs" with { type: "file" };
 import asmWasmPath from "../../../node_modules/pyodide/pyodide.asm.wasm" with { type: "file" };
 import lockImport from "../../../node_modules/pyodide/pyodide-lock.json" with { type: "file" };

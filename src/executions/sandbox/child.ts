@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import { loadPyodide, type PyodideAPI } from "pyodide";
-import { dieWithParent } from "../../sys/process-controls";
+import { dieWithParent } from "../../platform/process-controls";
 import { applyResourceLimits, installSeccomp, pivotIntoEmptyRoot } from "./lockdown";
 import {
   encodeFrame,

@@ -1,5 +1,5 @@
 import { dlopen, ptr, read, type Pointer } from "bun:ffi";
-import { limitMemoryGrowth, RLIMIT_CORE, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, setResourceLimit } from "../../sys/process-controls";
+import { limitMemoryGrowth, RLIMIT_CORE, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, setResourceLimit } from "../../platform/process-controls";
 import { buildSeccompProgram, encodeSeccompProgram } from "./seccomp";
 
 /**

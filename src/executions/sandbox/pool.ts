@@ -1,7 +1,7 @@
 import { renameSync } from "node:fs";
 import type { Logger } from "../../log";
-import { watchResidentMemory } from "../../sys/memory-watch";
-import { selfArgv } from "../../sys/self";
+import { watchResidentMemory } from "../../platform/memory-watch";
+import { selfArgv } from "../../platform/self";
 import { materialisePyodide, snapshotPath } from "./assets";
 import { CappedOutput } from "./output";
 import { probeIsolation } from "./probe";

@@ -1,10 +1,9 @@
+import { OPENAI_BATCH_TEXTS_MAX, OPENAI_DIMENSIONS_MAX } from "../../embedder-settings";
 import type { Embedder } from "./types.ts";
 import { l2Normalise } from "./vector.ts";
 
 /** Most hosted and self-hosted embedding models accept about 8k tokens; cut well before. */
 export const OPENAI_TEXT_CHARS_MAX = 16_000;
-export const OPENAI_BATCH_TEXTS_MAX = 2_048;
-export const OPENAI_DIMENSIONS_MAX = 8_192;
 /** A response body beyond this for one batch is not an embeddings response. */
 const RESPONSE_BYTES_BASE_MAX = 1_000_000;
 const RESPONSE_BYTES_PER_FLOAT_MAX = 32;
