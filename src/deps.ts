@@ -34,7 +34,7 @@ export interface Deps {
   pdf: PdfParser;
   /** Uploads that failed on their content, per organisation (REGKB_DOCUMENT_FAILURES_PER_HOUR). */
   documentFailures: DocumentFailureLimit;
-  /** Card top-ups: hosted checkouts and their signed webhooks (Stripe, REGKB_STRIPE_*). */
+  /** Card top-ups: hosted checkouts and their signed webhooks (Stripe, when REGKB_STRIPE_SECRET_KEY is set). */
   payments: PaymentProvider;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
   jobs: RunEngine;
