@@ -5,6 +5,8 @@ import { cacheDir, databasePath, openDatabase } from "./db/open";
 import { StorageMonitor } from "./db/storage";
 import { DocumentFailureLimit } from "./documents/failure-limit";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
+import type { PaymentProvider } from "./billing/payments";
+import { StripePayments } from "./billing/stripe";
 import { Metrics } from "./metrics";
 import { RateLimiter } from "./http/rate-limit";
 import { SandboxPool } from "./executions/sandbox/pool";
@@ -32,6 +34,8 @@ export interface Deps {
   pdf: PdfParser;
   /** Uploads that failed on their content, per organisation (REGKB_DOCUMENT_FAILURES_PER_HOUR). */
   documentFailures: DocumentFailureLimit;
+  /** Card top-ups: hosted checkouts and their signed webhooks (Stripe, when REGKB_STRIPE_SECRET_KEY is set). */
+  payments: PaymentProvider;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
   jobs: RunEngine;
   /** Locked Pyodide children for executions; started (kept warm) only by serving processes. */
@@ -79,6 +83,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
           }),
     pdf: createPdfParser({ childrenMax: config.pdfParsersMax, memoryBytes: config.pdfMemoryBytes }),
     documentFailures: new DocumentFailureLimit(config.documentFailuresPerHour),
+    payments: new StripePayments(config, log),
     jobs: new RunEngine({ config, db, clock, log, metrics }),
     sandbox: await SandboxPool.create({
       size: config.sandboxPoolSize,

@@ -8,7 +8,7 @@ import { Integer } from "../http/schema";
 import { getBalance } from "./ledger";
 import { CreditBalanceSchema, LedgerEntrySchema, ledgerEntryBody } from "./schemas";
 import { listEntries } from "./store";
-import { createTopUp, handleStripeWebhook, TOP_UP_PENCE_MAX, TOP_UP_PENCE_MIN, WEBHOOK_BODY_BYTES_MAX } from "./top-ups";
+import { createTopUp, handlePaymentWebhook, TOP_UP_PENCE_MAX, TOP_UP_PENCE_MIN, WEBHOOK_BODY_BYTES_MAX } from "./top-ups";
 
 export const LEDGER_PAGE_DEFAULT = 50;
 export const LEDGER_PAGE_MAX = 200;
@@ -97,7 +97,7 @@ export function stripeWebhookRoutes(deps: Deps) {
       const raw = await request.text();
       const bodyBytes = Buffer.byteLength(raw);
       if (bodyBytes > WEBHOOK_BODY_BYTES_MAX) throw payloadTooLarge(WEBHOOK_BODY_BYTES_MAX, bodyBytes);
-      const outcome = await handleStripeWebhook(deps, raw, request.headers.get("stripe-signature"));
+      const outcome = await handlePaymentWebhook(deps, raw, request.headers.get(deps.payments.signatureHeader));
       return { received: true, outcome };
     },
     {

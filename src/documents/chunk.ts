@@ -1,6 +1,9 @@
+import { chunkBlocks, type StructureBlock } from "../search/corpus/structure";
+
 /**
- * Splits extracted page texts into passages for the search index. Passages never cross a
- * page, so each cites exactly one page (`policy.pdf#page=4`).
+ * Cuts extracted page texts into passages by the index's one chunking policy (the corpus's
+ * window code and sizes in search/corpus/structure.ts): each page is a block whose lines are
+ * its sentences. Passages never cross a page, so each cites exactly one page (`policy.pdf#page=4`).
  */
 export interface DocumentChunk {
   text: string;
@@ -8,10 +11,6 @@ export interface DocumentChunk {
   position: number;
 }
 
-/** Passages aim for this size: a few sentences, small enough to embed well. */
-export const CHUNK_CHARS_TARGET = 900;
-/** Words carried over from the end of one passage into the next so a sentence cut at the edge is still found whole. */
-export const CHUNK_OVERLAP_CHARS = 150;
 /** A dense page of legal text is ~8,000 characters; text past this on one page is not indexed. */
 export const PAGE_CHARS_MAX = 50_000;
 
@@ -28,38 +27,32 @@ export function normalisePageText(text: string): string {
   return text.replace(INVISIBLE, "").replace(LINE_END_HYPHENATION, "$1$2").replace(/\s+/g, " ").trim().slice(0, PAGE_CHARS_MAX);
 }
 
+/**
+ * A run of characters without a space longer than this (dotted leaders in a table of
+ * contents, a broken text layer) is cut into pieces of this size, so no passage outgrows
+ * PASSAGE_WORDS_MAX such pieces.
+ */
+export const WORD_CHARS_MAX = 64;
+
+const LONG_WORD = new RegExp(`\\S{${WORD_CHARS_MAX + 1},}`, "g");
+const PIECE = new RegExp(`\\S{1,${WORD_CHARS_MAX}}`, "g");
+
 export function chunkPages(filename: string, pageTexts: readonly string[]): DocumentChunk[] {
   const chunks: DocumentChunk[] = [];
   pageTexts.forEach((raw, index) => {
-    const citationPath = `${filename}#page=${index + 1}`;
-    for (const text of splitText(normalisePageText(raw))) chunks.push({ text, citationPath, position: chunks.length });
+    const block = pageBlock(`${filename}#page=${index + 1}`, normalisePageText(raw));
+    // One page at a time: the policy merges short neighbours of one parent, and pages must stay apart.
+    for (const passage of chunkBlocks([block])) {
+      // Lines come back joined by "\n"; on a page they were sentences of one line of text.
+      chunks.push({ text: passage.text.replace(/\n/g, " "), citationPath: passage.citationPath, position: chunks.length });
+    }
   });
   return chunks;
 }
 
-/** Cuts at the last sentence end (else the last space) before the target size, with overlap. */
-export function splitText(text: string): string[] {
-  if (text === "") return [];
-  const pieces: string[] = [];
-  let start = 0;
-  while (start < text.length) {
-    if (text.length - start <= CHUNK_CHARS_TARGET) {
-      pieces.push(text.slice(start));
-      break;
-    }
-    const limit = start + CHUNK_CHARS_TARGET;
-    const window = text.slice(start, limit);
-    const sentenceEnd = Math.max(window.lastIndexOf(". "), window.lastIndexOf("; "), window.lastIndexOf(": "));
-    const space = window.lastIndexOf(" ");
-    // Prefer a sentence boundary unless it would leave a passage under half the target.
-    let end = sentenceEnd > CHUNK_CHARS_TARGET / 2 ? start + sentenceEnd + 1 : space > 0 ? start + space : limit;
-    if (end <= start) end = limit;
-    pieces.push(text.slice(start, end).trim());
-    // Step back by the overlap, then forward to a word start, never behind the previous start.
-    let next = Math.max(end - CHUNK_OVERLAP_CHARS, start + 1);
-    const wordStart = text.indexOf(" ", next);
-    next = wordStart >= 0 && wordStart < end ? wordStart + 1 : end;
-    start = next;
-  }
-  return pieces.filter((piece) => piece.length > 0);
+/** A page as a structure block: its citation as the one path segment, its sentences as lines. */
+export function pageBlock(citationPath: string, text: string): StructureBlock {
+  const words = text.replace(LONG_WORD, (run) => run.match(PIECE)!.join(" "));
+  const sentences = words === "" ? [] : words.split(/(?<=[.;:?!])\s+/);
+  return { path: [citationPath], heading: "", lines: sentences.map((sentence) => ({ text: sentence })) };
 }

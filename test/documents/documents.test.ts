@@ -87,6 +87,39 @@ describe("real PDFs", () => {
   }, 120_000);
 });
 
+/** Headings printed in the PDFs themselves, with the page each heads. */
+const HEADING_QUERIES: { file: string; query: string; page: number }[] = [
+  { file: "indiana_TITLE24_AR4.9.pdf", query: "Redacted data or personal information", page: 4 },
+  { file: "indiana_TITLE24_AR4.9.pdf", query: "Notification of data base owner", page: 5 },
+  { file: "indiana_TITLE24_AR4.9.pdf", query: "Method of disclosure; exceptions", page: 7 },
+  { file: "indiana_TITLE24_AR4.9.pdf", query: "Failure to disclose or notify; deceptive act", page: 9 },
+  { file: "utah_UT-13-44.pdf", query: "Personal information -- Disclosure of system security breach", page: 2 },
+  { file: "wisconsin_134.pdf", query: "Notice of unauthorized acquisition of personal information", page: 25 },
+  { file: "wisconsin_134.pdf", query: "Payment of commissions to independent sales representatives", page: 23 },
+];
+
+describe("real PDFs, searched by their own headings", () => {
+  // A heading also names the body that runs onto the next page, so the page it is printed on
+  // must be among the document's first two pages; most are first (docs/architecture.md, Chunking).
+  test("the page a heading is printed on is among the document's first two matching pages", async () => {
+    const org = fundedOrg();
+    const ids = new Map<string, string>();
+    for (const file of new Set(HEADING_QUERIES.map((q) => q.file))) {
+      const res = await upload(org, await Bun.file(join(REAL_PDF_DIR, file)).bytes(), file);
+      expect(res.status).toBe(202);
+      ids.set(file, res.body.id);
+    }
+    for (const id of ids.values()) expect((await settled(org, id)).status).toBe("ready");
+    let first = 0;
+    for (const { file, query, page } of HEADING_QUERIES) {
+      const pages = [...new Set((await search(org, query)).filter((m) => m.source === file).map((m) => m.citationPath))];
+      expect({ query, pages: pages.slice(0, 2) }).toEqual({ query, pages: expect.arrayContaining([`${file}#page=${page}`]) });
+      if (pages[0] === `${file}#page=${page}`) first++;
+    }
+    expect(first).toBeGreaterThanOrEqual(HEADING_QUERIES.length - 2);
+  }, 120_000);
+});
+
 describe("rejected uploads: documented error, nothing charged, nothing stored", () => {
   const cases: Array<[string, () => Uint8Array, string, number, string]> = [
     ["truncated file", hostile.truncatedPdf, "truncated.pdf", 400, "invalid_pdf"],

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chunkPages, CHUNK_CHARS_TARGET, normalisePageText, splitText } from "../../src/documents/chunk";
+import { chunkPages, normalisePageText, WORD_CHARS_MAX } from "../../src/documents/chunk";
+import { PASSAGE_WORDS_MAX, wordCount } from "../../src/search/corpus/structure";
 import { createPdfParser, PdfRejectedError } from "../../src/documents/pdf/parser";
 import { READY_LINE } from "../../src/documents/pdf/protocol";
 import { requireBinary } from "../helpers/binary";
@@ -169,19 +170,26 @@ test("the compiled binary is its own PDF child (pdf.js and its worker are bundle
 
 describe("chunking", () => {
   test("passages stay on their page, cite it, and are numbered across the document", () => {
-    const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} explains one duty of the controller.`).join(" ");
-    const chunks = chunkPages("policy.pdf", ["Short first page.", "", long]);
-    expect(chunks[0]).toEqual({ text: "Short first page.", citationPath: "policy.pdf#page=1", position: 0 });
-    expect(chunks.slice(1).every((c) => c.citationPath === "policy.pdf#page=3")).toBe(true);
+    const long = Array.from({ length: 120 }, (_, i) => `Sentence number ${i} explains one duty of the controller.`).join(" ");
+    const chunks = chunkPages("policy.pdf", ["Short first page.", "Short second page.", "", long]);
+    // Two short pages are never merged, though the policy merges short neighbours within a page.
+    expect(chunks.slice(0, 2)).toEqual([
+      { text: "Short first page.", citationPath: "policy.pdf#page=1", position: 0 },
+      { text: "Short second page.", citationPath: "policy.pdf#page=2", position: 1 },
+    ]);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(chunks.slice(2).every((c) => c.citationPath === "policy.pdf#page=4")).toBe(true);
     expect(chunks.map((c) => c.position)).toEqual(chunks.map((_, i) => i));
-    for (const c of chunks) expect(c.text.length).toBeLessThanOrEqual(CHUNK_CHARS_TARGET);
+    for (const c of chunks) expect(wordCount(c.text)).toBeLessThanOrEqual(PASSAGE_WORDS_MAX);
   });
 
-  test("every sentence of a long page appears whole in some passage (overlap at the cuts)", () => {
-    const sentences = Array.from({ length: 80 }, (_, i) => `Rule ${i}: records are kept for ${i + 1} years.`);
-    const pieces = splitText(sentences.join(" "));
+  test("every sentence of a long page appears whole in some passage (windows cut between sentences, with overlap)", () => {
+    const sentences = Array.from({ length: 160 }, (_, i) => `Rule ${i}: records are kept for ${i + 1} years.`);
+    const pieces = chunkPages("rules.pdf", [sentences.join(" ")]).map((c) => c.text);
     expect(pieces.length).toBeGreaterThan(2);
     for (const sentence of sentences) expect(pieces.some((p) => p.includes(sentence))).toBe(true);
+    // Text is kept on one line, as the page was.
+    for (const p of pieces) expect(p).not.toContain("\n");
   });
 
   test("zero-width characters and soft hyphens vanish; whitespace collapses", () => {
@@ -193,8 +201,10 @@ describe("chunking", () => {
   });
 
   test("a page of one unbroken token is still cut to size", () => {
-    const pieces = splitText("x".repeat(CHUNK_CHARS_TARGET * 3));
-    expect(pieces.every((p) => p.length <= CHUNK_CHARS_TARGET)).toBe(true);
-    expect(pieces.join("").length).toBe(CHUNK_CHARS_TARGET * 3);
+    const token = "x".repeat(40_000);
+    const pieces = chunkPages("garbage.pdf", [token]).map((c) => c.text);
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.every((p) => p.length <= PASSAGE_WORDS_MAX * (WORD_CHARS_MAX + 1))).toBe(true);
+    expect(pieces.join("").replace(/ /g, "").length).toBe(token.length);
   });
 });

@@ -20,10 +20,6 @@ export function poundsToPence(raw: string): number | null {
   return Number(pounds) * 100 + Number(fraction.padEnd(2, "0"));
 }
 
-function paymentsConfigured(deps: Deps): boolean {
-  return deps.config.stripeSecretKey !== undefined;
-}
-
 function orderOf(req: DashboardRequest) {
   const id = req.url.searchParams.get("order") ?? "";
   const order = isUuid(id) ? findOrder(req.deps.db, id) : null;
@@ -56,7 +52,7 @@ function outcomePanel(req: DashboardRequest): SafeHtml | string {
 function render(req: DashboardRequest, problem?: { title: string; details: string }, status = 200): Response {
   const { deps } = req;
   const balance = getBalance(deps.db, req.session.orgId);
-  const configured = paymentsConfigured(deps);
+  const configured = deps.payments.checkoutAvailable();
   const body = html`
     <h1>Top up</h1>
     <p class="lede">Add credit by card. Searches, uploads, screenings and code runs are paid from it; it never expires.
