@@ -4,7 +4,7 @@
 // page assets) are pulled in by their `with { type: "file" }` imports; those read once
 // are packed (zstd; float32 weights byte-shuffled first) and unpacked at run time by
 // src/sys/assets.ts. Prints what the binary is made of, and fails past BINARY_BYTES_MAX.
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { BUN_HEADER_BYTES_MAX } from "../src/http/header-limit";
 import { packAsset, type ShuffleStride } from "../src/sys/assets";
@@ -53,7 +53,8 @@ async function packed(source: string, stride: ShuffleStride, transform?: (bytes:
 const started = performance.now();
 mkdirSync(packedDir, { recursive: true });
 const packedOf = new Map<string, string>();
-for (const { path, stride, transform } of PACKED) packedOf.set(join(root, path), await packed(join(root, path), stride, transform));
+// Keyed by real path: the resolver follows symlinks (a linked node_modules).
+for (const { path, stride, transform } of PACKED) packedOf.set(realpathSync(join(root, path)), await packed(join(root, path), stride, transform));
 // Packed copies of files that changed since are not needed any more.
 const current = new Set([...packedOf.values()].map((p) => basename(p)));
 for (const name of readdirSync(packedDir)) if (!current.has(name)) rmSync(join(packedDir, name), { force: true });
@@ -76,7 +77,7 @@ const result = await Bun.build({
           } catch {
             return undefined;
           }
-          const replacement = packedOf.get(resolved);
+          const replacement = packedOf.get(realpathSync(resolved));
           return replacement ? { path: replacement } : undefined;
         });
       },
