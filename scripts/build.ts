@@ -113,7 +113,7 @@ console.log(`built ${outfile}: ${mb(binaryBytes)} (${(binaryBytes / 1024 / 1024)
 console.log(`  ${mb(runtimeBytes)}  the Bun ${Bun.version} runtime`);
 console.log(`  ${mb(codeBytes)}  bundled code (minified)`);
 console.log(`  ${mb(embeddedBytes)}  ${embedded.length} embedded files:`);
-for (const e of embedded) console.log(`    ${mb(e.bytes)}  ${e.name}${e.unpackedBytes ? ` (packed; ${mb(e.unpackedBytes).trim()} unpacked)` : ""}`);
+for (const e of embedded) console.log(`    ${mb(e.bytes)}  ${e.name}${e.unpackedBytes ? ` (packed from ${mb(e.unpackedBytes).trim()})` : ""}`);
 console.log(`  ${mb(binaryBytes - runtimeBytes - codeBytes - embeddedBytes)}  the rest (module graph, alignment)`);
 if (binaryBytes > BINARY_BYTES_MAX) {
   console.error(`dist/regkb is ${binaryBytes} bytes, over the ${BINARY_BYTES_MAX}-byte limit`);
