@@ -7,9 +7,10 @@ import type { BackgroundService } from "./lifecycle";
 export function backgroundServices(deps: Deps): BackgroundService[] {
   const documents: BackgroundService = {
     name: "documents",
-    start() {
+    async start() {
       const removed = removeStalePartialFiles(deps.config.dataDir);
       if (removed > 0) deps.log.info("stale_partial_uploads_removed", { files: removed });
+      await deps.pdf.warmUp(deps.config.pdfParsersWarm);
     },
     stop: () => deps.pdf.close(),
   };

@@ -28,6 +28,8 @@ export interface Config {
   pdfParseTimeoutMs: number;
   /** PDF parser child processes alive at once (each ~80 MB plus the PDF being parsed). */
   pdfParsersMax: number;
+  /** Parser children a serving process starts with and keeps alive when idle (≤ pdfParsersMax), so no document waits for one to start. */
+  pdfParsersWarm: number;
   /**
    * Memory one PDF parse may take beyond the idle parser child, the file included; past it
    * (or when the PDF's streams decode to more than a quarter of it) the PDF is refused.
@@ -139,6 +141,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
     pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),
     pdfParsersMax: integer(env, "REGKB_PDF_PARSERS", 2, 1, 16),
+    pdfParsersWarm: integer(env, "REGKB_PDF_PARSERS_WARM", 1, 0, 16),
     pdfMemoryBytes: integer(env, "REGKB_PDF_MEMORY_MB", 512, 64, 65_536) * MIB,
     documentFailuresPerHour: integer(env, "REGKB_DOCUMENT_FAILURES_PER_HOUR", 10, 0, 1_000_000),
     publicUrl: url(env, "REGKB_PUBLIC_URL", `http://${host.includes(":") ? `[${host}]` : host}:${port}`)!,

@@ -5,6 +5,7 @@
  * definition clauses and the reviewed glossary, and travels inside the binary.
  */
 import lexiconPath from "../../data/lexicon/expansions.tsv" with { type: "file" };
+import { readAssetText } from "../platform/assets";
 import { stemOf, wordTokens } from "./text/tokens";
 
 export const EXPANSION_SOURCES = ["wordnet-synonym", "wordnet-derivation", "vectors", "definition", "glossary"] as const;
@@ -43,7 +44,7 @@ export class Lexicon {
 
   /** The lexicon shipped inside the binary (data/lexicon/expansions.tsv). */
   static async load(path: string = lexiconPath): Promise<Lexicon> {
-    return Lexicon.parse(await Bun.file(path).text());
+    return Lexicon.parse(await readAssetText(path));
   }
 
   get size(): number {

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { PUBLIC_HIDDEN } from "../http/operation";
+import { readAsset } from "../platform/assets";
 import scalarBundlePath from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 
 /**
@@ -34,14 +35,16 @@ const DOCS_HTML = `<!doctype html>
 </html>`;
 
 export function docsRoutes() {
+  // Packed in the binary (platform/assets.ts); unpacked on the first visit (~10 ms) and kept.
+  let scalarBundle: Promise<Uint8Array<ArrayBuffer>> | undefined;
   return new Elysia()
     .get("/v1/docs", () => new Response(DOCS_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }), {
       detail: PUBLIC_HIDDEN,
     })
     .get(
       "/v1/docs/assets/scalar.js",
-      () =>
-        new Response(Bun.file(scalarBundlePath), {
+      async () =>
+        new Response(await (scalarBundle ??= readAsset(scalarBundlePath)), {
           headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
         }),
       { detail: PUBLIC_HIDDEN },

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chunkPages, normalisePageText, WORD_CHARS_MAX } from "../../src/documents/chunk";
 import { PASSAGE_WORDS_MAX, wordCount } from "../../src/search/corpus/structure";
@@ -100,6 +101,68 @@ describe("the parser child", () => {
     const pdfs = Array.from({ length: 5 }, (_, i) => textPdf({ pageCount: i + 1 }));
     const counts = await Promise.all(pdfs.map((pdf) => parser.inspectPdf(pdf, { timeoutMs: TIMEOUT_MS })));
     expect(counts.map((c) => c.pages)).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+/** Pids of this process's live PDF children. */
+function pdfChildPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, "utf8");
+      if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("__pdf") || !status.includes(`\nPPid:\t${process.pid}\n`)) continue;
+      if (!/^State:\s+Z/m.test(status)) pids.push(Number(entry));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return pids;
+}
+
+describe("warm parser children", () => {
+  test("warmUp starts a ready child that outlives its idle time, serves the first PDF, and is replaced when killed", async () => {
+    // Children of the other parsers in this file are not this one's.
+    const others = new Set(pdfChildPids());
+    const pdfChildPidsOfWarm = () => pdfChildPids().filter((pid) => !others.has(pid));
+    const warm = createPdfParser({ childrenMax: 2, memoryBytes: MEMORY_BYTES, idleMs: 50 });
+    try {
+      await warm.warmUp(1);
+      const [first, ...more] = pdfChildPidsOfWarm();
+      expect(more).toEqual([]);
+      await Bun.sleep(300);
+      expect(pdfChildPidsOfWarm()).toEqual([first!]);
+      expect(await warm.inspectPdf(textPdf({ pageCount: 2 }), { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 2 });
+      expect(pdfChildPidsOfWarm()).toEqual([first!]);
+
+      const big = textPdf({ pages: Array.from({ length: 300 }, (_, i) => Array.from({ length: 50 }, (_, l) => `Page ${i} line ${l}.`)) });
+      await rejection(warm.extractPageTexts(big, { timeoutMs: 5 }));
+      let replaced: number[] = [];
+      for (let waitedMs = 0; waitedMs < TIMEOUT_MS && replaced.length === 0; waitedMs += 20) {
+        await Bun.sleep(20);
+        replaced = pdfChildPidsOfWarm().filter((pid) => pid !== first);
+      }
+      expect(replaced).toHaveLength(1);
+      expect(pdfChildPidsOfWarm()).not.toContain(first!);
+    } finally {
+      warm.close();
+    }
+    await Bun.sleep(100);
+    expect(pdfChildPidsOfWarm()).toEqual([]);
+  });
+
+  test("a child that cannot start is not started again and again", async () => {
+    const log = join(tmpdir(), `regkb-pdf-starts-${process.pid}`);
+    const starts = () => (existsSync(log) ? readFileSync(log, "utf8").length : 0);
+    const fails = `require("node:fs").appendFileSync(${JSON.stringify(log)}, "x"); process.exit(1)`;
+    const broken = createPdfParser({ childrenMax: 2, memoryBytes: MEMORY_BYTES, childArgv: [process.execPath, "-e", fails] });
+    try {
+      await broken.warmUp(2);
+      await Bun.sleep(500);
+      expect(starts()).toBe(2);
+    } finally {
+      broken.close();
+      rmSync(log, { force: true });
+    }
   });
 });
 

@@ -51,7 +51,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
   // init: a test server's database is new on purpose, even beside a shared, pre-filled cache/.
-  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...options.env }, { dataDir, port: 0, host: "127.0.0.1", init: true });
+  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", REGKB_PDF_PARSERS_WARM: "0", ...options.env }, { dataDir, port: 0, host: "127.0.0.1", init: true });
   const deps = await createDeps(config, { clock: options.clock });
   // As `regkb serve` does before it listens.
   await maintainSearchIndex(deps);

@@ -175,7 +175,7 @@ async function parseDocument(
   return mode === "extract" ? { ok: true, pages, texts } : { ok: true, pages };
 }
 
-function pageText(content: { items: readonly object[] }): string {
+export function pageText(content: { items: readonly object[] }): string {
   let text = "";
   for (const item of content.items) {
     // Marked-content items carry no "str"; only text items do.

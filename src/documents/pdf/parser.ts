@@ -1,7 +1,7 @@
 /**
  * Parent side of PDF parsing. Parsing runs in child processes (`regkb __pdf`, child.ts),
- * never on the event loop. Children are kept warm (loading pdf.js costs ~300 ms) and serve
- * one request at a time; a child that passes its deadline, is aborted, or dies is killed
+ * never on the event loop. Children are kept warm (starting one and loading pdf.js costs
+ * 0.5–1 s) and serve one request at a time; a child that passes its deadline, is aborted, or dies is killed
  * and replaced, so a hostile PDF costs at most one child and one deadline.
  */
 import { watchResidentMemory } from "../../platform/memory-watch";
@@ -30,7 +30,13 @@ export interface PdfParser {
   inspectPdf(bytes: Uint8Array, options: PdfParseOptions): Promise<{ pages: number }>;
   /** The text of every page, in page order (a page without a text layer gives ""). */
   extractPageTexts(bytes: Uint8Array, options: PdfParseOptions): Promise<string[]>;
-  /** Kills every child (server shutdown, tests). Children also exit when this process dies. */
+  /**
+   * Starts children until `children` are alive and waits until they are ready, then keeps
+   * that many alive (an idle one is not retired, a retired or killed one is replaced), so the
+   * first document after a start or a quiet spell does not pay for loading pdf.js. Never throws.
+   */
+  warmUp(children: number): Promise<void>;
+  /** Kills every child and stops keeping any warm (server shutdown, tests). Children also exit when this process dies. */
   close(): void;
 }
 
@@ -68,16 +74,31 @@ export function createPdfParser(options: PdfParserOptions): PdfParser {
   const slots = createSlots(options.childrenMax);
   const idle: PdfChild[] = [];
   const alive = new Set<PdfChild>();
+  /** Children kept alive between documents (warmUp); 0 until warmUp, and again after close. */
+  let warmChildren = 0;
+
+  function spawn(): PdfChild {
+    const child = new PdfChild(childArgv, childEnv, replyBytesMax, options.memoryBytes);
+    alive.add(child);
+    void child.process.exited.then(async () => {
+      alive.delete(child);
+      // Replace a warm child that was retired or killed, but never one that failed to start:
+      // a build whose parser cannot start must not respawn it in a loop.
+      if (await child.started()) keepWarm();
+    });
+    return child;
+  }
+
+  function keepWarm(): void {
+    while (alive.size < warmChildren) giveBack(spawn());
+  }
 
   function takeChild(): PdfChild {
     for (let child = idle.pop(); child; child = idle.pop()) {
       clearTimeout(child.idleTimer);
       if (!child.dead) return child;
     }
-    const child = new PdfChild(childArgv, childEnv, replyBytesMax, options.memoryBytes);
-    alive.add(child);
-    void child.process.exited.then(() => alive.delete(child));
-    return child;
+    return spawn();
   }
 
   function giveBack(child: PdfChild): void {
@@ -85,11 +106,17 @@ export function createPdfParser(options: PdfParserOptions): PdfParser {
       child.kill();
       return;
     }
-    child.idleTimer = setTimeout(() => {
+    const retire = () => {
+      if (alive.size <= warmChildren) {
+        child.idleTimer = setTimeout(retire, idleMs);
+        child.idleTimer.unref();
+        return;
+      }
       const index = idle.indexOf(child);
       if (index >= 0) idle.splice(index, 1);
       child.kill();
-    }, idleMs);
+    };
+    child.idleTimer = setTimeout(retire, idleMs);
     child.idleTimer.unref();
     idle.push(child);
   }
@@ -122,7 +149,13 @@ export function createPdfParser(options: PdfParserOptions): PdfParser {
       if (!reply.texts || reply.texts.length !== reply.pages) throw new Error("PDF child returned no page texts");
       return reply.texts;
     },
+    async warmUp(children) {
+      warmChildren = Math.max(0, Math.min(children, options.childrenMax));
+      keepWarm();
+      await Promise.all([...alive].map((child) => child.started()));
+    },
     close() {
+      warmChildren = 0;
       for (const child of alive) child.kill();
       idle.length = 0;
     },
@@ -180,6 +213,11 @@ class PdfChild {
       (first) => first.value === READY_LINE,
       () => false,
     );
+  }
+
+  /** Resolves once the child is ready (true) or has failed to start (false). */
+  started(): Promise<boolean> {
+    return this.ready;
   }
 
   async request(mode: PdfChildMode, bytes: Uint8Array, parse: PdfParseOptions): Promise<PdfChildReply> {

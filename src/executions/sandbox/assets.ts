@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { materialise } from "../../platform/assets";
+import { assetSize, materialise } from "../../platform/assets";
 import asmJsPath from "../../../node_modules/pyodide/pyodide.asm.mjs" with { type: "file" };
 import asmWasmPath from "../../../node_modules/pyodide/pyodide.asm.wasm" with { type: "file" };
 import lockImport from "../../../node_modules/pyodide/pyodide-lock.json" with { type: "file" };
@@ -15,12 +15,15 @@ const lockPath = lockImport as unknown as string;
 export const PYODIDE_VERSION: string = pyodidePackage.version;
 
 /**
- * Copy the Pyodide runtime out of the binary into `<cacheDir>/pyodide-<version>/` so the
- * child can load it from real files (its loader reads them with node:fs and dynamic import).
+ * Copy the Pyodide runtime out of the binary into `<cacheDir>/pyodide-<version>-<stdlib size>/`
+ * so the child can load it from real files (its loader reads them with node:fs and dynamic
+ * import). The binary carries the standard library with its entries stored (scripts/build.ts),
+ * a run from source the zip as shipped; a memory snapshot remembers where modules sit in the
+ * zip, so each variant has its own folder and snapshot.
  * Returns the directory, with a trailing slash as Pyodide's indexURL wants.
  */
 export async function materialisePyodide(cacheDir: string): Promise<string> {
-  const dir = join(cacheDir, `pyodide-${PYODIDE_VERSION}`);
+  const dir = join(cacheDir, `pyodide-${PYODIDE_VERSION}-${await assetSize(stdlibPath)}`);
   await Promise.all([
     materialise(asmJsPath, dir, "pyodide.asm.mjs"),
     materialise(asmWasmPath, dir, "pyodide.asm.wasm"),

