@@ -4,7 +4,7 @@
  * jurisdiction interleaved) up to the wanted size, indexed with the real default embedder,
  * so BM25, vectors and partitions behave like the real thing.
  */
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiKey, createOrganisation } from "../../src/auth/service";
@@ -90,20 +90,34 @@ export interface BenchCorpus {
   apiKey: string;
   /** Passages indexed so far. */
   size: number;
+  /** Kept after the benchmark (--data): the next run starts from it. */
+  kept: boolean;
 }
 
-/** A fresh data directory with the sample corpus and a funded organisation that has every jurisdiction. */
+/**
+ * A fresh data directory with the sample corpus and a funded organisation that has every
+ * jurisdiction; or, with `--data DIR`, the corpus an earlier run left there (kept afterwards,
+ * so repeated runs skip building it).
+ */
 export async function openBenchCorpus(name: string, env: Record<string, string> = {}): Promise<BenchCorpus> {
-  const dir = tempDir(name);
+  const keptDir = flag("data", "");
+  const dir = keptDir === "" ? tempDir(name) : keptDir;
+  const saved = join(dir, "bench-corpus.json");
   const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...env }, { dataDir: dir, port: 0, host: "127.0.0.1" });
   const deps = await createDeps(config);
   const sample = (await loadSampleCorpus()).passages;
   await maintainSearchIndex(deps);
+  if (existsSync(saved)) {
+    const { org, apiKey } = JSON.parse(readFileSync(saved, "utf8")) as Pick<BenchCorpus, "org" | "apiKey">;
+    const size = deps.db.query<{ n: number }, []>("SELECT count(*) AS n FROM search_chunks").get()!.n;
+    return { deps, dir, sample, org, apiKey, size, kept: true };
+  }
   await importSampleCorpus(deps);
   const org = createOrganisation(deps, { name: "Bench", jurisdictions: deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug) });
   recordOperatorTopUp(deps, { orgId: org.id, amountPence: 100_000_000, reference: "bench" });
   const apiKey = createApiKey(deps, { orgId: org.id }).key;
-  return { deps, dir, sample, org, apiKey, size: sample.length };
+  if (keptDir !== "") writeFileSync(saved, JSON.stringify({ org: { id: org.id, jurisdictions: org.jurisdictions }, apiKey }));
+  return { deps, dir, sample, org, apiKey, size: sample.length, kept: keptDir !== "" };
 }
 
 /**
@@ -113,6 +127,7 @@ export async function openBenchCorpus(name: string, env: Record<string, string> 
  */
 export async function growBenchCorpusTo(corpus: BenchCorpus, target: number): Promise<string[]> {
   const lines: string[] = [];
+  if (corpus.size >= target) return [`corpus ${target}: ${corpus.size} passages kept in ${corpus.dir}`];
   const started = performance.now();
   await growCorpus(corpus.deps, corpus.sample, corpus.size, target, target);
   const seconds = (performance.now() - started) / 1000;
@@ -138,5 +153,5 @@ export function eightJurisdictions(corpus: BenchCorpus): string[] {
 export async function closeBenchCorpus(corpus: BenchCorpus): Promise<void> {
   await corpus.deps.vectorSearchPool?.close();
   corpus.deps.db.close();
-  rmSync(corpus.dir, { recursive: true, force: true });
+  if (!corpus.kept) rmSync(corpus.dir, { recursive: true, force: true });
 }
