@@ -103,7 +103,12 @@ export async function openBenchCorpus(name: string, env: Record<string, string> 
   const keptDir = flag("data", "");
   const dir = keptDir === "" ? tempDir(name) : keptDir;
   const saved = join(dir, "bench-corpus.json");
-  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...env }, { dataDir: dir, port: 0, host: "127.0.0.1" });
+  // --search-workers: REGKB_SEARCH_WORKERS for the benchmark's process (default: the product's default).
+  const workers = flag("search-workers", "");
+  const config = loadConfig(
+    { REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0", ...(workers === "" ? {} : { REGKB_SEARCH_WORKERS: workers }), ...env },
+    { dataDir: dir, port: 0, host: "127.0.0.1" },
+  );
   const deps = await createDeps(config);
   const sample = (await loadSampleCorpus()).passages;
   await maintainSearchIndex(deps);

@@ -2,7 +2,11 @@
  * Search benchmark. Prints figures; asserts nothing (targets live in the issue/README).
  *
  *   bun scripts/bench/search.ts [--sizes 10000,100000] [--vectors 1000000] [--queries 200]
- *                               [--probes 4,8,16,32] [--shortlist 50]
+ *                               [--probes 4,8,16,32] [--shortlist 50] [--search-workers N]
+ *                               [--data DIR] [--skip-import]
+ *
+ * --data DIR keeps the corpus in DIR (built on the first run, reused after); --search-workers
+ * sets REGKB_SEARCH_WORKERS; --skip-import leaves out part 1.
  *
  * 1. Sample-corpus import into an empty database: seconds and passages/s.
  * 2. Real-ish corpora of 10k and 100k passages (corpus.ts builds them). p50/p95 of
@@ -233,6 +237,6 @@ async function benchVectors(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
 }
 
-await benchSampleImport();
+if (!process.argv.includes("--skip-import")) await benchSampleImport();
 await benchCorpora();
 if (VECTORS > 0) await benchVectors();
