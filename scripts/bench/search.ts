@@ -60,18 +60,18 @@ function maintain(searchIndex: SearchIndex) {
 /** Exact answers are computed once per query and reused for every probe count (they cost seconds each at 1M). */
 const exactAnswers = new Map<string, Set<number>>();
 
-async function vectorFigures(index: SearchIndex, slugs: string[], probes: number): Promise<string> {
+async function vectorFigures(index: SearchIndex, slugs: string[], probes: number, allShared = true): Promise<string> {
   const { db, embedder } = index;
   const shortlist = SHORTLIST;
   const latencies: number[] = [];
   let recallSum = 0;
   const recallQueries = Math.min(20, QUERY_COUNT);
   // The same file grows from one corpus size to the next: its size is part of the key.
-  const corpusKey = `${db.filename}|${sharedVectorCount(db)}`;
+  const corpusKey = `${db.filename}|${sharedVectorCount(db)}|${slugs.join(",")}`;
   for (let i = 0; i < QUERY_COUNT; i++) {
     const t0 = performance.now();
     const q = (await embedder.embed([QUERIES[i % QUERIES.length]!]))[0]!;
-    const hits = vectorSearch(db, index.centroids.current(), q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
+    const hits = vectorSearch(db, index.centroids.current(), q, "bench-org", { allShared, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
     latencies.push(performance.now() - t0);
     if (i < recallQueries) {
       const cacheKey = `${corpusKey}|${i}`;
@@ -175,6 +175,7 @@ async function benchCorpora(): Promise<void> {
     } else {
       for (const probes of PROBES) {
         console.log(`corpus ${target}: vector search, ${probes}/${clusters} clusters ${await vectorFigures(deps.searchIndex, sharedSlugs, probes)}`);
+        console.log(`corpus ${target}: vector search, 8 jurisdictions, ${probes}/${clusters} clusters ${await vectorFigures(deps.searchIndex, eightJurisdictions(corpus), probes, false)}`);
       }
     }
   }
