@@ -2,15 +2,20 @@
  * Search benchmark. Prints figures; asserts nothing (targets live in the issue/README).
  *
  *   bun scripts/bench/search.ts [--sizes 10000,100000] [--vectors 1000000] [--queries 200]
- *                               [--probes 4,8,16,32] [--shortlist 50]
+ *                               [--probes 4,8,16,32] [--shortlist 50] [--search-workers N]
+ *                               [--data DIR] [--skip-import]
+ *
+ * --data DIR keeps the corpus in DIR (built on the first run, reused after); --search-workers
+ * sets REGKB_SEARCH_WORKERS; --skip-import leaves out part 1.
  *
  * 1. Sample-corpus import into an empty database: seconds and passages/s.
- * 2. Real-ish corpora of 10k and 100k passages: the 812 real passages recombined (sentences
- *    of two passages of the same jurisdiction interleaved), indexed with the real default
- *    embedder, so BM25, vectors and partitions behave like the real thing. p50/p95 of
- *    searchKnowledgeBase over the judged questions (query embedding included, all 52
- *    jurisdictions, the vector half on the default search worker), and requests/s over
- *    HTTP with 4 concurrent clients.
+ * 2. Real-ish corpora of 10k and 100k passages (corpus.ts builds them). p50/p95 of
+ *    searchKnowledgeBase over the judged questions (query embedding included, the vector
+ *    half on the default search worker), with all 52 jurisdictions and with 8, and of each
+ *    part of it (SearchTrace: embedding, query analysis and expansion, scope resolution,
+ *    BM25, the wait for the vector half, fusion, stage two, materialisation, the reply's
+ *    JSON; and the vector half's own time on the worker and its round trip); then paid
+ *    searches/s over HTTP with 4 concurrent clients.
  *    Also the vector search alone (all probe counts once the corpus is clustered): p50/p95
  *    and recall@10 against exact search.
  * 3. 1M synthetic vectors (mixtures of real passage embeddings plus noise, so they keep the
@@ -19,59 +24,33 @@
  *    search, scanning everything, then clustered (training time) at several probe counts.
  */
 import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createApiKey, createOrganisation } from "../../src/auth/service";
-import { recordOperatorTopUp } from "../../src/billing/operator";
-import { loadConfig } from "../../src/config";
-import { createDeps, type Deps } from "../../src/deps";
-import { createLogger } from "../../src/log";
 import { openDatabase } from "../../src/db/open";
+import { createLogger } from "../../src/log";
 import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/import";
-import type { CorpusPassage } from "../../src/search/corpus/passages";
 import { createEmbedder } from "../../src/search/embedder/index";
 import { l2Normalise } from "../../src/search/embedder/vector";
-import { indexDocument } from "../../src/search/indexing";
-import { IVF_VECTORS_MIN, maintainSearchIndex } from "../../src/search/maintenance";
-import { searchKnowledgeBase } from "../../src/search/service";
-import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { seededRandom as random } from "../../src/search/ivf";
 import { sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
+import { IVF_VECTORS_MIN, maintainSearchIndex } from "../../src/search/maintenance";
 import { SearchIndex } from "../../src/search/search-index";
+import { searchKnowledgeBase } from "../../src/search/service";
+import { SEARCH_PARTS, SearchTrace, type SearchPart } from "../../src/search/trace";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { exactVectorSearch, vectorSearch } from "../../src/search/vector-knn";
 import { SHARED_OWNER, VECTOR_TABLE } from "../../src/search/vector-store";
 import { startServer } from "../../src/server";
-import questionsFile from "../../test/search-quality/questions.json";
+import { closeBenchCorpus, eightJurisdictions, flag, fmt, growBenchCorpusTo, openBenchCorpus, p50p95, percentile, QUERIES, tempDir, type BenchCorpus } from "./corpus";
 
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1]! : fallback;
-}
 const SIZES = flag("sizes", "10000,100000").split(",").map(Number);
 const VECTORS = Number(flag("vectors", "1000000"));
 const QUERY_COUNT = Number(flag("queries", "200"));
 const CLIENTS = 4;
-const QUERIES = questionsFile.questions.map((q) => q.query);
 const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
 const SHORTLIST = Number(flag("shortlist", String(DEFAULT_SEARCH_TUNING.vectorShortlist)));
 
 /** Maintenance of an index built here (the static embedder), as `regkb corpus import` runs it. */
 function maintain(searchIndex: SearchIndex) {
   return maintainSearchIndex({ searchIndex, config: { embedder: { kind: "static" } }, log: createLogger("silent") });
-}
-
-function percentile(sortedMs: number[], p: number): number {
-  return sortedMs[Math.min(sortedMs.length - 1, Math.floor((p / 100) * sortedMs.length))]!;
-}
-
-function fmt(ms: number): string {
-  return ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
-}
-
-function tempDir(name: string): string {
-  const dir = join(tmpdir(), `regkb-bench-${name}-${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
-  return dir;
 }
 
 /**
@@ -81,18 +60,18 @@ function tempDir(name: string): string {
 /** Exact answers are computed once per query and reused for every probe count (they cost seconds each at 1M). */
 const exactAnswers = new Map<string, Set<number>>();
 
-async function vectorFigures(index: SearchIndex, slugs: string[], probes: number): Promise<string> {
+async function vectorFigures(index: SearchIndex, slugs: string[], probes: number, allShared = true): Promise<string> {
   const { db, embedder } = index;
   const shortlist = SHORTLIST;
   const latencies: number[] = [];
   let recallSum = 0;
   const recallQueries = Math.min(20, QUERY_COUNT);
   // The same file grows from one corpus size to the next: its size is part of the key.
-  const corpusKey = `${db.filename}|${sharedVectorCount(db)}`;
+  const corpusKey = `${db.filename}|${sharedVectorCount(db)}|${slugs.join(",")}`;
   for (let i = 0; i < QUERY_COUNT; i++) {
     const t0 = performance.now();
     const q = (await embedder.embed([QUERIES[i % QUERIES.length]!]))[0]!;
-    const hits = vectorSearch(db, index.centroids.current(), q, "bench-org", { allShared: true, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
+    const hits = vectorSearch(db, index.centroids.current(), q, "bench-org", { allShared, jurisdictions: slugs, orgScopes: [] }, shortlist, 10, probes);
     latencies.push(performance.now() - t0);
     if (i < recallQueries) {
       const cacheKey = `${corpusKey}|${i}`;
@@ -123,98 +102,72 @@ async function benchSampleImport(): Promise<void> {
 
 // ---------- 2. real-ish corpora ----------
 
-/** A new passage from two of the same jurisdiction: their sentences interleaved, cut to ~the first's length. */
-function recombine(a: CorpusPassage, b: CorpusPassage, next: () => number): string {
-  const sentences = (p: CorpusPassage) => p.text.split(/(?<=[.;:])\s+/);
-  const left = sentences(a);
-  const right = sentences(b);
-  const out: string[] = [];
-  for (let i = 0; out.length < left.length; i++) out.push(next() < 0.6 ? left[i % left.length]! : right[i % right.length]!);
-  return out.join(" ");
+/**
+ * searchKnowledgeBase over the judged questions, one at a time, each traced: the total and
+ * each part's p50/p95 (parts on the request's thread add up to the total; the worker's own
+ * time and the round trip to it overlap them), plus the reply's JSON.
+ */
+async function latencyBreakdown(corpus: BenchCorpus, jurisdictions: string[]): Promise<string[]> {
+  const totals: number[] = [];
+  const parts = new Map<SearchPart | "json" | "unaccounted", number[]>();
+  const record = (part: SearchPart | "json" | "unaccounted", ms: number) => parts.set(part, [...(parts.get(part) ?? []), ms]);
+  for (let i = 0; i < QUERY_COUNT; i++) {
+    const trace = new SearchTrace();
+    const t = performance.now();
+    const results = await searchKnowledgeBase(corpus.deps, { orgId: corpus.org.id, query: QUERIES[i % QUERIES.length]!, jurisdictions, topK: 10 }, DEFAULT_SEARCH_TUNING, "hybrid", trace);
+    const searchedMs = performance.now() - t;
+    const jsonStarted = performance.now();
+    JSON.stringify({ requestId: "bench", results, creditsChargedPence: 1, availablePence: 1 });
+    const jsonMs = performance.now() - jsonStarted;
+    totals.push(searchedMs + jsonMs);
+    let laps = 0;
+    for (const part of SEARCH_PARTS) {
+      const ms = trace.ms.get(part) ?? 0;
+      record(part, ms);
+      if (part !== "vectorInWorker" && part !== "vectorRoundTrip") laps += ms;
+    }
+    record("json", jsonMs);
+    record("unaccounted", searchedMs - laps);
+  }
+  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+  return [
+    `total ${p50p95(totals)} ms (p50 / p95), mean ${fmt(mean(totals))}`,
+    ...[...parts].map(([part, ms]) => `  ${part.padEnd(16)} ${p50p95(ms).padStart(13)}   mean ${fmt(mean(ms))}`),
+  ];
 }
 
-async function grow(deps: Deps, sample: CorpusPassage[], from: number, to: number, seed: number): Promise<void> {
-  const next = random(seed);
-  const byJurisdiction = new Map<string, CorpusPassage[]>();
-  for (const p of sample) byJurisdiction.set(p.jurisdictions[0]!, [...(byJurisdiction.get(p.jurisdictions[0]!) ?? []), p]);
-  const DOC_PASSAGES = 500;
-  for (let start = from; start < to; start += DOC_PASSAGES) {
-    const count = Math.min(DOC_PASSAGES, to - start);
-    const base = sample[Math.floor(next() * sample.length)]!;
-    const pool = byJurisdiction.get(base.jurisdictions[0]!)!;
-    await indexDocument(deps, {
-      documentId: `bench:${start}`,
-      ownerOrgId: null,
-      jurisdictions: base.jurisdictions,
-      passages: Array.from({ length: count }, (_, i) => {
-        const a = pool[Math.floor(next() * pool.length)]!;
-        const b = pool[Math.floor(next() * pool.length)]!;
-        return { source: a.source, citationPath: `${a.citationPath} [bench ${start + i}]`, heading: a.heading, text: recombine(a, b, next), position: i };
-      }),
-    });
-    if (((start + count) % 10_000) === 0) process.stdout.write(`\r  indexed ${start + count}/${to}`);
-  }
-  process.stdout.write("\n");
+async function httpThroughput(corpus: BenchCorpus, url: string): Promise<number> {
+  let sent = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      for (let i = c; i < QUERY_COUNT; i += CLIENTS) {
+        const res = await fetch(`${url}/v1/search`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${corpus.apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ query: QUERIES[i % QUERIES.length], topK: 10 }),
+        });
+        if (res.status !== 200) throw new Error(`search returned ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+        sent++;
+      }
+    }),
+  );
+  return sent / ((performance.now() - started) / 1000);
 }
 
 async function benchCorpora(): Promise<void> {
-  const dir = tempDir("corpus");
-  const config = loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0" }, { dataDir: dir, port: 0, host: "127.0.0.1" });
-  const deps = await createDeps(config);
-  const sample = (await loadSampleCorpus()).passages;
-  await maintainSearchIndex(deps);
-  await importSampleCorpus(deps);
-  const org = createOrganisation(deps, { name: "Bench", jurisdictions: deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug) });
-  recordOperatorTopUp(deps, { orgId: org.id, amountPence: 100_000_000, reference: "bench" });
-  const key = createApiKey(deps, { orgId: org.id }).key;
+  const corpus = await openBenchCorpus("corpus");
+  const { deps } = corpus;
   const server = await startServer(deps, { host: "127.0.0.1", port: 0, background: [] });
-  let size = sample.length;
   for (const target of SIZES) {
-    const started = performance.now();
-    await grow(deps, sample, size, target, target);
-    const seconds = (performance.now() - started) / 1000;
-    console.log(`corpus ${target}: indexed ${target - size} passages in ${seconds.toFixed(1)} s (${Math.round((target - size) / seconds)} passages/s)`);
-    // As after `regkb corpus import`: a corpus that grew enough is clustered.
-    const maintenanceStarted = performance.now();
-    const { clustered } = await maintainSearchIndex(deps);
-    if (clustered !== undefined) {
-      console.log(`corpus ${target}: clustered ${clustered.vectors} vectors into ${clustered.clusters} clusters in ${((performance.now() - maintenanceStarted) / 1000).toFixed(1)} s`);
+    for (const line of await growBenchCorpusTo(corpus, target)) console.log(line);
+    const eight = eightJurisdictions(corpus);
+    for (const [label, jurisdictions] of [["all 52 jurisdictions", corpus.org.jurisdictions], ["8 jurisdictions", eight]] as const) {
+      console.log(`corpus ${target}: searchKnowledgeBase, ${label} (${QUERY_COUNT} queries, embedding included), ms by part:`);
+      for (const line of await latencyBreakdown(corpus, [...jurisdictions])) console.log(`  ${line}`);
     }
-    size = target;
-    deps.db.exec("PRAGMA optimize");
-    // Building the corpus leaves hundreds of MB of garbage a serving process would not have;
-    // collecting it now keeps its pauses out of the search figures.
-    Bun.gc(true);
-
-    const latencies: number[] = [];
-    for (let i = 0; i < QUERY_COUNT; i++) {
-      const t = performance.now();
-      await searchKnowledgeBase(deps, { orgId: org.id, query: QUERIES[i % QUERIES.length]!, jurisdictions: org.jurisdictions, topK: 10 });
-      latencies.push(performance.now() - t);
-    }
-    latencies.sort((a, b) => a - b);
-
-    let sent = 0;
-    const httpStarted = performance.now();
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, c) => {
-        for (let i = c; i < QUERY_COUNT; i += CLIENTS) {
-          const res = await fetch(`${server.url}/v1/search`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-            body: JSON.stringify({ query: QUERIES[i % QUERIES.length], topK: 10 }),
-          });
-          if (res.status !== 200) throw new Error(`search returned ${res.status}: ${await res.text()}`);
-          await res.arrayBuffer();
-          sent++;
-        }
-      }),
-    );
-    const rps = sent / ((performance.now() - httpStarted) / 1000);
-    console.log(
-      `corpus ${target}: searchKnowledgeBase p50 ${fmt(percentile(latencies, 50))} ms, p95 ${fmt(percentile(latencies, 95))} ms (${QUERY_COUNT} queries, embedding included); ` +
-        `HTTP ${CLIENTS} clients ${rps.toFixed(0)} req/s`,
-    );
+    console.log(`corpus ${target}: HTTP ${CLIENTS} clients ${(await httpThroughput(corpus, String(server.url))).toFixed(0)} paid searches/s`);
     const clusters = deps.searchIndex.centroids.current()?.count;
     const sharedSlugs = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
     if (clusters === undefined) {
@@ -222,12 +175,12 @@ async function benchCorpora(): Promise<void> {
     } else {
       for (const probes of PROBES) {
         console.log(`corpus ${target}: vector search, ${probes}/${clusters} clusters ${await vectorFigures(deps.searchIndex, sharedSlugs, probes)}`);
+        console.log(`corpus ${target}: vector search, 8 jurisdictions, ${probes}/${clusters} clusters ${await vectorFigures(deps.searchIndex, eightJurisdictions(corpus), probes, false)}`);
       }
     }
   }
   await server.stop();
-  deps.db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await closeBenchCorpus(corpus);
 }
 
 // ---------- 3. 1M synthetic vectors ----------
@@ -285,6 +238,6 @@ async function benchVectors(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
 }
 
-await benchSampleImport();
+if (!process.argv.includes("--skip-import")) await benchSampleImport();
 await benchCorpora();
 if (VECTORS > 0) await benchVectors();

@@ -14,6 +14,7 @@ import { analyseQuery, type AnalysedQuery } from "./rank/analyse";
 import { pageSize, SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, type SearchMethod, type SearchRequest } from "./request";
 import { chunksInScopes, orgScope, resolveSearchScope, scopesOfSearch, type SearchScope } from "./scopes";
 import type { SearchDeps, SearchIndex } from "./search-index";
+import type { SearchTrace } from "./trace";
 import type { SearchTuning } from "./tuning";
 import { vectorCandidates, type VectorTask } from "./vector-leg";
 
@@ -69,7 +70,13 @@ export interface GatheredCandidates {
  * the partitions the organisation may read, fused with fixed weights; plus the passages the
  * query cites exactly.
  */
-export async function gatherCandidates(deps: SearchDeps, request: SearchRequest, tuning: SearchTuning, method: SearchMethod): Promise<GatheredCandidates> {
+export async function gatherCandidates(
+  deps: SearchDeps,
+  request: SearchRequest,
+  tuning: SearchTuning,
+  method: SearchMethod,
+  trace?: SearchTrace,
+): Promise<GatheredCandidates> {
   const index = deps.searchIndex;
   const asked = request.query.slice(0, SEARCH_QUERY_CHARS_MAX);
   const topK = pageSize(request);
@@ -85,15 +92,19 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
   const mentioned = tuning.mentions && jurisdictions.length > 1 ? mentionedJurisdictions(asked, names, jurisdictions) : [];
   const query = mentioned.length === 0 ? asked : `${asked} (${mentioned.map((slug) => names.get(slug) ?? slug).join(", ")})`;
   const analysed = analyseQuery(query, deps.lexicon, new Set(tuning.expansionSources));
+  trace?.lap("analysis");
   const scope = resolveSearchScope(index.db, request.orgId, jurisdictions);
   const focus = mentioned.length > 0 ? resolveSearchScope(index.db, request.orgId, mentioned) : undefined;
+  trace?.lap("scope");
 
   // The vector half goes to a search worker first, so it runs while this thread scores BM25.
   let task: VectorTask | undefined;
   if (method !== "bm25") {
     const shortlist = Math.max(tuning.vectorShortlist, 2 * topK);
+    const queryVector = (await index.embedder.embed([query]))[0]!;
+    trace?.lap("embedding");
     task = {
-      queryVector: (await index.embedder.embed([query]))[0]!,
+      queryVector,
       orgId: request.orgId,
       scope,
       focus: focus === undefined ? undefined : { jurisdictions: mentioned, scope: focus },
@@ -103,24 +114,28 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
     };
   }
   // Never rejects (a failed worker yields undefined), so nothing is left unhandled if BM25 throws.
-  const inWorker = task && deps.vectorSearchPool?.search(task).catch(() => undefined);
+  const inWorker = task && deps.vectorSearchPool?.search(task, trace).catch(() => undefined);
   const within = [scope, ...(focus ? [focus] : [])];
   // Alone, BM25 must fill the page; in the hybrid, a query of common terms that few passages
   // hold all of leaves the rest to the vector half and the expansions, not to an OR that
   // would score most of the index.
   const bm25 = method === "vector" ? [] : bm25Search(index, query, within, tuning.fts, candidates, method === "bm25" ? topK : 0);
+  trace?.lap("bm25");
   const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, index.termStatistics.current().isCommon);
   const expanded =
     expansionMatch === undefined
       ? []
       : within.map((s) => ftsSearch(index.db, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+  trace?.lap("bm25Expansions");
   // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
   if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {
     const ids = mergeHits(bm25, expanded, (h) => -h.bm25).slice(0, Math.ceil(tuning.rerankCandidates / 2)).map((h) => h.chunkId);
     for (const row of loadChunks(index.db, ids).values()) index.candidateFields.prepare(candidateTextOf(row, names));
+    trace?.lap("prepareRerank");
   }
   // A worker that failed (the pool logged why) leaves the vector half to this thread.
   const vector = task === undefined ? [] : ((await inWorker) ?? vectorCandidates(index, task));
+  trace?.lap("vectorWait");
 
   let cited: CitedHit[] = [];
   let citationOnly = false;
@@ -135,6 +150,7 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
     // "Article 33" or "§ 899-aa(2)" alone: nothing but the citation and its code name.
     citationOnly = cited.length > 0 && queryTerms(query.replace(/\b(?:article|art\.?|section|sec\.?)\b|§/gi, " ")).every((t) => /\d/.test(t) || t.length <= 4);
   }
+  trace?.lap("citations");
   const weights = method === "bm25" ? { bm25: 1, vector: 0 } : method === "vector" ? { bm25: 0, vector: 1 } : tuning.weights;
   const lexical = mergeHits(bm25, expanded.map((h) => ({ ...h, bm25: h.bm25 * EXPANSION_STAGE_ONE_WEIGHT })), (h) => -h.bm25);
   // Passages of a jurisdiction the query names get the mention boost (hybrid.ts).
@@ -144,6 +160,7 @@ export async function gatherCandidates(deps: SearchDeps, request: SearchRequest,
     fused: r.score,
     score: r.score,
   }));
+  trace?.lap("fusion");
   return { analysed, mentioned, queryVector: task?.queryVector, ranked, cited, citationOnly };
 }
 

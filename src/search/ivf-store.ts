@@ -6,7 +6,7 @@ import type { Database } from "bun:sqlite";
 import { uuidv7 } from "../ids";
 import { makeCentroids, type Centroids } from "./ivf";
 import { deleteMetaValues, readMetaValue, writeMetaValue } from "./meta-store";
-import { floatsOfBlob } from "./sql";
+import { floatsOfBlob, placeholders } from "./sql";
 
 /** Cluster partition of vectors scanned whole. */
 export const UNCLUSTERED = 0;
@@ -51,6 +51,7 @@ export function saveCentroids(db: Database, centroids: Centroids, dimensions: nu
 /** Forgets the centroids (re-embedding makes them meaningless); vectors inserted next stay unclustered. */
 export function clearCentroids(db: Database): void {
   db.exec("DELETE FROM search_ivf_centroids");
+  db.exec("DELETE FROM search_ivf_cluster_jurisdictions");
   deleteMetaValues(db, ["ivf_id", "ivf_vectors"]);
 }
 
@@ -74,4 +75,36 @@ export function sharedRowsAfter(db: Database, afterRowid: number, limit: number)
        WHERE s.vec_rowid > ? AND (s.scope < 'org:' OR s.scope >= 'org;') ORDER BY s.vec_rowid LIMIT ?`,
     )
     .all(afterRowid, limit);
+}
+
+/** Notes that `cluster` (stored number, 1-based) holds shared vectors of these jurisdictions. */
+export function recordClusterJurisdictions(db: Database, pairs: Iterable<{ cluster: number; jurisdiction: string }>): void {
+  const insert = db.query("INSERT OR IGNORE INTO search_ivf_cluster_jurisdictions (jurisdiction, cluster) VALUES (?, ?)");
+  for (const p of pairs) if (p.cluster !== UNCLUSTERED) insert.run(p.jurisdiction, p.cluster);
+}
+
+/**
+ * Every cluster's jurisdictions, read from the vector table itself: for an index clustered
+ * before they were recorded (maintenance does this once; a full scan of the shared rows).
+ */
+export function recordClusterJurisdictionsFromVectors(db: Database, vectorTable: string, sharedOwner: string): number {
+  const pairs = db
+    .query<{ cluster: number; jurisdiction: string }, [string, number]>(`SELECT DISTINCT cluster, jurisdiction FROM ${vectorTable} WHERE owner = ? AND cluster <> ?`)
+    .all(sharedOwner, UNCLUSTERED);
+  recordClusterJurisdictions(db, pairs);
+  return pairs.length;
+}
+
+/** Whether the clusters' jurisdictions are on record (none are before the first clustering). */
+export function clusterJurisdictionsRecorded(db: Database): boolean {
+  return db.query<{ one: number }, []>("SELECT 1 AS one FROM search_ivf_cluster_jurisdictions LIMIT 1").get() !== null;
+}
+
+/** Clusters (stored numbers) that may hold shared vectors of any of these jurisdictions. */
+export function clustersHolding(db: Database, jurisdictions: readonly string[]): Set<number> {
+  if (jurisdictions.length === 0) return new Set();
+  const rows = db
+    .query<{ cluster: number }, string[]>(`SELECT DISTINCT cluster FROM search_ivf_cluster_jurisdictions WHERE jurisdiction IN (${placeholders(jurisdictions.length)})`)
+    .all(...jurisdictions);
+  return new Set(rows.map((r) => r.cluster));
 }

@@ -12,7 +12,8 @@
  * 3. a vector table whose int8 copies keep other leading dimensions than the embedder's
  *    shortlist (made by an earlier version) is rebuilt from the stored vectors;
  * 4. organisation passages indexed before they carried the organisation-passage token get it;
- * 5. the shared corpus's vectors are clustered once there are enough of them, or enough more.
+ * 5. the shared corpus's vectors are clustered once there are enough of them, or enough more;
+ *    an index clustered before the clusters' jurisdictions were recorded has them recorded.
  *
  * Afterwards SearchIndex.assertReady passes: searches and indexing refuse an index that
  * needs steps 1–4 rather than upgrade it themselves (step 5 only makes searches faster).
@@ -22,13 +23,19 @@ import type { Logger } from "../log";
 import { chunkBatch, countChunks, jurisdictionNames, jurisdictionsOfRow, organisationChunkBatch } from "./chunk-store";
 import type { EmbedderKind } from "./embedder/index";
 import { deleteFtsRow, insertFtsRow } from "./fts-store";
-import { clearCentroids, clusteredVectorCount, sharedVectorCount } from "./ivf-store";
+import {
+  clearCentroids,
+  clusteredVectorCount,
+  clusterJurisdictionsRecorded,
+  recordClusterJurisdictionsFromVectors,
+  sharedVectorCount,
+} from "./ivf-store";
 import { clearIndexMeta, ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue, writeIndexMeta, writeMetaValue } from "./meta-store";
 import { embeddingText, ftsTextOfRow } from "./passage-text";
 import type { SearchIndex } from "./search-index";
 import { REBUILD_BATCH_ROWS } from "./sql";
 import { clusterSharedVectors, rebuildVectorTable } from "./vector-layout";
-import { createVectorTable, deleteAllVectorRows, dropVectorTable, replaceVectorsOfChunk, shortlistDimensionsOf } from "./vector-store";
+import { createVectorTable, deleteAllVectorRows, dropVectorTable, replaceVectorsOfChunk, SHARED_OWNER, shortlistDimensionsOf, VECTOR_TABLE } from "./vector-store";
 
 /** What maintenance needs from Deps. */
 export interface MaintenanceDeps {
@@ -48,6 +55,8 @@ export interface MaintenanceReport {
   markedPassages?: number;
   /** Step 5: the shared vectors clustered, and into how many clusters. */
   clustered?: { vectors: number; clusters: number };
+  /** Step 5: (cluster, jurisdiction) pairs recorded for an index clustered before they were. */
+  clusterJurisdictions?: number;
 }
 
 export interface ReembedProgress {
@@ -89,6 +98,10 @@ export async function maintainSearchIndex(deps: MaintenanceDeps, onProgress?: (p
   if (clustered !== undefined) {
     report.clustered = clustered;
     deps.log.info("vectors_clustered", { ...clustered, elapsedMs: elapsedMs() });
+  }
+  if (clusteredVectorCount(db) !== undefined && !clusterJurisdictionsRecorded(db)) {
+    report.clusterJurisdictions = db.transaction(() => recordClusterJurisdictionsFromVectors(db, VECTOR_TABLE, SHARED_OWNER)).immediate();
+    deps.log.info("cluster_jurisdictions_recorded", { pairs: report.clusterJurisdictions, elapsedMs: elapsedMs() });
   }
   index.assertReady();
   return report;

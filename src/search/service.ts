@@ -13,6 +13,7 @@ import { highlightsOf } from "./rank/highlights";
 import { rerank } from "./rerank";
 import { pageSize, type SearchMatch, type SearchMethod, type SearchRequest } from "./request";
 import type { SearchDeps } from "./search-index";
+import type { SearchTrace } from "./trace";
 import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "./tuning";
 
 /** Default: every jurisdiction enabled for the organisation; otherwise each must be enabled. */
@@ -43,12 +44,15 @@ export async function searchKnowledgeBase(
   request: SearchRequest,
   tuning: SearchTuning = DEFAULT_SEARCH_TUNING,
   method: SearchMethod = "hybrid",
+  /** Records where the time goes (the search benchmark). */
+  trace?: SearchTrace,
 ): Promise<SearchMatch[]> {
   deps.searchIndex.assertReady();
   const topK = pageSize(request);
-  const gathered = await gatherCandidates(deps, request, tuning, method);
+  const gathered = await gatherCandidates(deps, request, tuning, method, trace);
   const ranked =
     method === "hybrid" && tuning.rerank ? await rerank(deps.searchIndex, gathered.ranked.slice(0, tuning.rerankCandidates), gathered, tuning.ranker) : gathered.ranked;
+  trace?.lap("rerank");
   // Cited passages first (most specific citation first), then the ranking.
   const citedIds = new Set(gathered.cited.map((c) => c.chunkId));
   const citedFirst = fuse([], [], gathered.cited, tuning.weights, gathered.cited.length, gathered.citationOnly).map((c) => c.chunkId);
@@ -64,7 +68,7 @@ export async function searchKnowledgeBase(
   });
   const matches = fold ? foldRanking(passages, topK, { siblingGap: tuning.foldSiblingGap, deferBy: tuning.foldDeferBy }) : passages.slice(0, topK).map((p) => ({ passages: [p], citationPath: p.citationPath, content: p.content }));
   const scores = matchScores(matches.map((m) => (citedIds.has(m.passages[0]!.chunkId) ? undefined : scoreOf.get(m.passages[0]!.chunkId))));
-  return matches.map((m, i) => {
+  const results = matches.map((m, i) => {
     const row = m.passages[0]!.row;
     return {
       content: m.content,
@@ -76,6 +80,8 @@ export async function searchKnowledgeBase(
       highlights: highlightsOf(m.content, gathered.analysed.stems, gathered.analysed.expansions),
     };
   });
+  trace?.lap("materialise");
+  return results;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { nearestCentroids, type Centroids } from "./ivf";
-import { clusteredVectorCount, UNCLUSTERED } from "./ivf-store";
+import { clusteredVectorCount, clustersHolding, UNCLUSTERED } from "./ivf-store";
 import { orgScope, type SearchScope } from "./scopes";
 import { placeholders } from "./sql";
 import { SHARED_OWNER, shortlistDimensionsOf, VECTOR_TABLE } from "./vector-store";
@@ -29,7 +29,9 @@ const SHORTLIST_ROWS_PER_CLUSTERED_VECTOR = 100 / 1_000_000;
  * are re-scored with full-precision cosine; the best `limit` distinct passages are returned.
  *
  * Once the shared corpus is clustered, its part reads the `probes` clusters nearest the
- * query, each filtered by jurisdiction inside its own scan; if those hold fewer than
+ * query among those that hold rows of the requested jurisdictions (clusters follow
+ * jurisdictions: most hold none of a narrow filter's rows, and probing them would only
+ * waste the probe), each filtered by jurisdiction inside its own scan; if those hold fewer than
  * `shortlist` rows of the requested jurisdictions (a small jurisdiction), further clusters
  * are read, nearest first, until they do or none is left. A large corpus's shortlist is
  * wider (see SHORTLIST_ROWS_PER_CLUSTERED_VECTOR). `centroids`: the shared corpus's
@@ -54,7 +56,7 @@ export function vectorSearch(
       rowids.push(...knnRowids(db, prefix, SHARED_OWNER, [undefined], filter, shortlist));
     } else {
       const wide = Math.max(shortlist, Math.ceil((clusteredVectorCount(db) ?? 0) * SHORTLIST_ROWS_PER_CLUSTERED_VECTOR));
-      const order = nearestCentroids(centroids, query, centroids.count);
+      const order = probeOrder(db, centroids, query, filter);
       let read = Math.min(probes, order.length);
       // UNCLUSTERED: shared rows inserted while the corpus was too small to cluster; none after training.
       let next = [UNCLUSTERED, ...order.slice(0, read).map((c) => c + 1)];
@@ -83,6 +85,18 @@ export function vectorSearch(
        GROUP BY s.chunk_id ORDER BY similarity DESC LIMIT ?`,
     )
     .all(query, JSON.stringify(rowids), limit);
+}
+
+/**
+ * Clusters (0-based) nearest the query first; with a jurisdiction filter, only those that
+ * may hold its rows. Nothing on record for the filter (jurisdictions without clustered
+ * rows): every cluster, as before the clusters' jurisdictions were recorded.
+ */
+function probeOrder(db: Database, centroids: Centroids, query: Float32Array, jurisdictions: readonly string[]): number[] {
+  const order = nearestCentroids(centroids, query, centroids.count);
+  if (jurisdictions.length === 0) return order;
+  const holding = clustersHolding(db, jurisdictions);
+  return holding.size === 0 ? order : order.filter((c) => holding.has(c + 1));
 }
 
 /**

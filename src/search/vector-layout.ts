@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { nearestCentroid, trainCentroids } from "./ivf";
-import { saveCentroids, type CentroidCache, sharedRowsAfter, sharedVectorCount, UNCLUSTERED } from "./ivf-store";
+import { recordClusterJurisdictions, saveCentroids, type CentroidCache, sharedRowsAfter, sharedVectorCount, UNCLUSTERED } from "./ivf-store";
 import { orgScope } from "./scopes";
 import { floatsOfBlob, REBUILD_BATCH_ROWS } from "./sql";
 import { createVectorTable, dropVectorTable, insertQuantized, SHARED_OWNER, shortlistDimensionsOf, VECTOR_TABLE } from "./vector-store";
@@ -38,16 +38,20 @@ export function clusterSharedVectors(db: Database, dimensions: number, options: 
     saveCentroids(db, centroids, dimensions, total);
     const del = db.query(`DELETE FROM ${VECTOR_TABLE} WHERE rowid = ?`);
     const kept = shortlistDimensionsOf(db);
+    const pairs = new Map<string, { cluster: number; jurisdiction: string }>();
     for (let after = 0; ; ) {
       const rows = sharedRowsAfter(db, after, REBUILD_BATCH_ROWS);
       if (rows.length === 0) break;
       for (const r of rows) {
         const vector = floatsOfBlob(r.embedding);
+        const cluster = nearestCentroid(centroids, vector) + 1;
         del.run(r.vecRowid);
-        insertQuantized(db, r.vecRowid, SHARED_OWNER, nearestCentroid(centroids, vector) + 1, r.scope, vector.slice(0, kept));
+        insertQuantized(db, r.vecRowid, SHARED_OWNER, cluster, r.scope, vector.slice(0, kept));
+        pairs.set(`${cluster} ${r.scope}`, { cluster, jurisdiction: r.scope });
       }
       after = rows[rows.length - 1]!.vecRowid;
     }
+    recordClusterJurisdictions(db, pairs.values());
   }).immediate();
   return { vectors: total, clusters: centroids.count };
 }

@@ -11,6 +11,7 @@
  */
 import type { Logger } from "../log";
 import { isCompiled } from "../platform/assets";
+import type { SearchTrace } from "./trace";
 import type { VectorHit } from "./vector-knn";
 import type { VectorTask } from "./vector-leg";
 
@@ -19,7 +20,7 @@ export type WorkerRequest =
   | { type: "search"; id: number; task: VectorTask }
   | { type: "close" };
 
-export type WorkerReply = { id: number; hits: VectorHit[] } | { id: number; error: string };
+export type WorkerReply = { id: number; hits: VectorHit[]; elapsedMs: number } | { id: number; error: string };
 
 // Compiled, each entry point sits under the binary's root folder (scripts/build.ts adds this one).
 const WORKER_URL = isCompiled() ? "./search/vector-worker.ts" : new URL("./vector-worker.ts", import.meta.url).href;
@@ -44,6 +45,8 @@ interface Pending {
   resolve(hits: VectorHit[]): void;
   reject(error: Error): void;
   timer: ReturnType<typeof setTimeout>;
+  trace?: SearchTrace;
+  postedMs: number;
 }
 
 interface Slot {
@@ -59,7 +62,8 @@ export class VectorSearchPool {
 
   constructor(private readonly options: VectorSearchPoolOptions) {}
 
-  search(task: VectorTask): Promise<VectorHit[]> {
+  /** `trace`, if given, gets the worker's own time and the round trip's. */
+  search(task: VectorTask, trace?: SearchTrace): Promise<VectorHit[]> {
     if (this.closed) return Promise.reject(new Error("the search workers are closed"));
     const slot = this.pick();
     if (slot === undefined) return Promise.reject(new Error("no search worker: pausing after a failure"));
@@ -67,7 +71,7 @@ export class VectorSearchPool {
     const timeoutMs = this.options.taskTimeoutMs ?? TASK_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.retire(slot, `no answer within ${timeoutMs} ms`), timeoutMs);
-      slot.pending.set(id, { resolve, reject, timer });
+      slot.pending.set(id, { resolve, reject, timer, trace, postedMs: performance.now() });
       slot.worker.postMessage({ type: "search", id, task } satisfies WorkerRequest);
     });
   }
@@ -116,8 +120,10 @@ export class VectorSearchPool {
     if (pending === undefined) return;
     slot.pending.delete(reply.id);
     clearTimeout(pending.timer);
-    if ("error" in reply) pending.reject(new Error(reply.error));
-    else pending.resolve(reply.hits);
+    if ("error" in reply) return pending.reject(new Error(reply.error));
+    pending.trace?.add("vectorInWorker", reply.elapsedMs);
+    pending.trace?.add("vectorRoundTrip", performance.now() - pending.postedMs);
+    pending.resolve(reply.hits);
   }
 
   /** Stops a worker that crashed or stalled: its tasks fail now; a search after the pause starts a fresh one. */

@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { nearestCentroid, type Centroids } from "./ivf";
-import { UNCLUSTERED } from "./ivf-store";
+import { recordClusterJurisdictions, UNCLUSTERED } from "./ivf-store";
 import { ANY_JURISDICTION, orgScope } from "./scopes";
 import { floatsOfBlob, placeholders } from "./sql";
 
@@ -82,6 +82,7 @@ export function insertVectors(
     const { lastInsertRowid } = scopeRow.run(chunkId, scope);
     insertQuantized(db, Number(lastInsertRowid), owner, cluster, slug, prefix);
   }
+  if (ownerOrgId === null) recordClusterJurisdictions(db, slugs.map((jurisdiction) => ({ cluster, jurisdiction })));
 }
 
 /** `prefix`: the vector's leading dimensions the table keeps (see shortlistDimensionsOf). */

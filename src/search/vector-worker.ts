@@ -31,7 +31,10 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     let reply: WorkerReply;
     try {
       if (connection === undefined) throw new Error("search worker has no database");
-      reply = { id: message.id, hits: vectorCandidates(await connection, message.task) };
+      const reader = await connection;
+      const started = performance.now();
+      const hits = vectorCandidates(reader, message.task);
+      reply = { id: message.id, hits, elapsedMs: performance.now() - started };
     } catch (error) {
       reply = { id: message.id, error: error instanceof Error ? error.message : String(error) };
     }

@@ -10,9 +10,9 @@ import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
-// Past 5,000 passages, terms in more than a fiftieth of them are "common". This index has
-// 5,200: "alpha" and "beta" are each in 3,000, "gamma" in 4,000, "delta" in 200, "epsilon"
-// in 3, and no passage has all of alpha, beta and gamma.
+// Past 5,000 passages, terms in more than a hundredth of them are "common". This index has
+// 5,200: "alpha" and "beta" are each in 3,000, "gamma" in 4,000, "delta" in 200, "zeta" in
+// 70, "epsilon" in 3, and no passage has all of alpha, beta and gamma.
 let dir: string;
 let deps: SearchDeps & { db: Database };
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
   deps = { db, searchIndex: await readySearchIndex(db) };
   upsertJurisdiction(deps.db, { slug: "eu", name: "European Union", description: "EU" });
   deps.db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES ('org-a', 'A', 0)").run();
-  const words = (i: number) => (i < 2000 ? "alpha gamma" : i < 4000 ? "beta gamma" : i < 5000 ? "alpha beta" : i < 5003 ? "delta epsilon" : "delta");
+  const words = (i: number) => (i < 2000 ? "alpha gamma" : i < 4000 ? "beta gamma" : i < 5000 ? "alpha beta" : i < 5003 ? "delta epsilon" : i < 5073 ? "delta zeta" : "delta");
   await indexDocument(deps, {
     documentId: "corpus:synthetic",
     ownerOrgId: null,
@@ -61,4 +61,11 @@ test("when no passage has every common term, any of them will do", async () => {
   const results = await bm25("alpha beta gamma");
   expect(results).toHaveLength(20);
   expect(results.every((r) => /alpha|beta|gamma/.test(r.content))).toBe(true);
+});
+
+test("a term in more than a hundredth of the passages brings no candidates, yet the ranker reads its exact count", () => {
+  const stats = deps.searchIndex.termStatistics.current();
+  expect(stats.isCommon("zeta")).toBe(true);
+  expect(stats.documentFrequency("zeta")).toBe(70);
+  expect(stats.isCommon("epsilon")).toBe(false);
 });

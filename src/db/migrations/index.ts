@@ -9,6 +9,7 @@ import m007 from "./007_dashboard.sql" with { type: "text" };
 import m008 from "./008_search_titles.sql" with { type: "text" };
 import m010 from "./010_run_fairness.sql" with { type: "text" };
 import m011 from "./011_ledger_purpose.sql" with { type: "text" };
+import m012 from "./012_search_cluster_jurisdictions.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -26,4 +27,5 @@ export const migrations: Migration[] = [
   { version: 8, name: "008_search_titles", sql: m008 },
   { version: 10, name: "010_run_fairness", sql: m010 },
   { version: 11, name: "011_ledger_purpose", sql: m011 },
+  { version: 12, name: "012_search_cluster_jurisdictions", sql: m012 },
 ];

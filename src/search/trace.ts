@@ -1,0 +1,39 @@
+/**
+ * Where one search's time goes, part by part: the search benchmark passes one in and prints
+ * the parts' percentiles. A search without one pays nothing for it.
+ */
+export const SEARCH_PARTS = [
+  "embedding",
+  "analysis",
+  "scope",
+  "bm25",
+  "bm25Expansions",
+  "prepareRerank",
+  "vectorWait",
+  "citations",
+  "fusion",
+  "rerank",
+  "materialise",
+  /** Not a lap of the request's thread: the vector half's own time on a search worker. */
+  "vectorInWorker",
+  /** Not a lap: from posting the vector task to its answer arriving (the worker's time plus scheduling). */
+  "vectorRoundTrip",
+] as const;
+
+export type SearchPart = (typeof SEARCH_PARTS)[number];
+
+export class SearchTrace {
+  readonly ms = new Map<SearchPart, number>();
+  #lastMs = performance.now();
+
+  /** Charges the time since the previous lap (or since the trace was made) to `part`. */
+  lap(part: SearchPart): void {
+    const now = performance.now();
+    this.add(part, now - this.#lastMs);
+    this.#lastMs = now;
+  }
+
+  add(part: SearchPart, ms: number): void {
+    this.ms.set(part, (this.ms.get(part) ?? 0) + ms);
+  }
+}
