@@ -5,6 +5,7 @@
 import { Database } from "bun:sqlite";
 import { loadVectorExtension } from "../db/vector-extension";
 import { CentroidCache } from "./ivf-store";
+import { VectorMemory } from "./vector-memory";
 import { vectorCandidates, type VectorReader } from "./vector-leg";
 import type { WorkerReply, WorkerRequest } from "./vector-pool";
 
@@ -17,7 +18,10 @@ async function openReader(databaseFile: string, cacheDir: string): Promise<Vecto
   db.exec("PRAGMA query_only = ON");
   db.exec("PRAGMA busy_timeout = 10000");
   await loadVectorExtension(db, cacheDir);
-  return { db, centroids: new CentroidCache(db) };
+  const vectorMemory = new VectorMemory(db);
+  // Loaded in slices between tasks; until it is, tasks scan vec0.
+  void vectorMemory.load();
+  return { db, centroids: new CentroidCache(db), vectorMemory };
 }
 
 self.onmessage = async (event: MessageEvent<WorkerRequest>) => {

@@ -59,7 +59,7 @@ test("searches give the same results with the vector half on worker threads", as
   expect(workers.size).toBe(2);
   await workers.close();
   expect(logLines).toEqual([]);
-});
+}, 60_000); // 109 searches twice over, on a machine other test runs share: minutes under load, not seconds
 
 test("a worker that crashes is replaced, and its search still answers on the caller's thread", async () => {
   const workers = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1, respawnPauseMs: 0 });
