@@ -47,6 +47,13 @@ export async function searchKnowledgeBase(
   /** Records where the time goes (the search benchmark). */
   trace?: SearchTrace,
 ): Promise<SearchMatch[]> {
+  // Searches as the product runs them go to a worker, so concurrent requests use every core;
+  // one that fails there (a worker failed, or the search threw) runs here, where an error keeps its type.
+  const pool = deps.vectorSearchPool;
+  if (pool?.runsWholeSearches && tuning === DEFAULT_SEARCH_TUNING && method === "hybrid") {
+    const results = await pool.searchWhole(request, trace).catch(() => undefined);
+    if (results !== undefined) return results;
+  }
   deps.searchIndex.assertReady();
   const topK = pageSize(request);
   const gathered = await gatherCandidates(deps, request, tuning, method, trace);

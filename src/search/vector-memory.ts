@@ -26,6 +26,8 @@ interface Partition {
   codes: Uint16Array;
   /** rows × dimensions, row-major. */
   vectors: Int8Array;
+  /** |v|² per row: |q − v|² = |q|² + |v|² − 2 q·v, so the scan only multiplies and adds. */
+  normsSquared: Int32Array;
 }
 
 interface Copy {
@@ -147,12 +149,15 @@ function pack(list: readonly Row[], codes: ReadonlyMap<string, number>, dimensio
   const rowids = new Float64Array(list.length);
   const rowCodes = new Uint16Array(list.length);
   const vectors = new Int8Array(list.length * dimensions);
+  const normsSquared = new Int32Array(list.length);
   list.forEach((r, i) => {
     rowids[i] = r.rowid;
     rowCodes[i] = codes.get(r.jurisdiction)!;
-    vectors.set(new Int8Array(r.e.buffer, r.e.byteOffset, dimensions), i * dimensions);
+    const v = new Int8Array(r.e.buffer, r.e.byteOffset, dimensions);
+    vectors.set(v, i * dimensions);
+    normsSquared[i] = v.reduce((sum, x) => sum + x * x, 0);
   });
-  return { rowids, codes: rowCodes, vectors };
+  return { rowids, codes: rowCodes, vectors, normsSquared };
 }
 
 /** The query's int8 copy, quantized by sqlite-vec itself so it is exactly what vec0's KNN compares. */
@@ -172,7 +177,8 @@ function shortlist(
 ): { rowid: number; distance: number }[] {
   const partitions = copy.owners.get(owner);
   if (partitions === undefined || k <= 0) return [];
-  const query = quantize(db, prefix);
+  // As doubles: int8 × double multiplies faster than int8 × int8 here, and stays exact.
+  const query = Float64Array.from(quantize(db, prefix));
   if (query.length !== copy.dimensions) throw new Error(`query has ${query.length} shortlist dimensions, the vector table ${copy.dimensions}`);
   // A jurisdiction the copy has no row of matches nothing; no filter matches everything.
   const allowed = new Uint8Array(copy.codes.size).fill(jurisdictions.length === 0 ? 1 : 0);
@@ -180,36 +186,33 @@ function shortlist(
     const code = copy.codes.get(j);
     if (code !== undefined) allowed[code] = 1;
   }
+  const queryNormSquared = query.reduce((sum, x) => sum + x * x, 0);
   const hits: { rowid: number; distance: number }[] = [];
   const best = new TopK(k);
   for (const cluster of clusters) {
     const selected = cluster === undefined ? [...partitions.values()] : [partitions.get(cluster)];
-    for (const partition of selected) if (partition !== undefined) scan(partition, query, allowed, best);
+    for (const partition of selected) if (partition !== undefined) scan(partition, query, queryNormSquared, allowed, best);
     // vec0 returns each partition's (each UNION ALL part's) own k nearest.
     best.drainInto(hits);
   }
   return hits;
 }
 
-/** Squared int8 L2 distance of every allowed row to the query, into `best`. */
-function scan(partition: Partition, query: Int8Array, allowed: Uint8Array, best: TopK): void {
-  const { rowids, codes, vectors } = partition;
+/** Squared int8 L2 distance (exact, in integers) of every allowed row to the query, into `best`. */
+function scan(partition: Partition, query: Float64Array, queryNormSquared: number, allowed: Uint8Array, best: TopK): void {
+  const { rowids, codes, vectors, normsSquared } = partition;
   const d = query.length;
   for (let r = 0, o = 0; r < rowids.length; r++, o += d) {
     if (allowed[codes[r]!] === 0) continue;
     // Four accumulators: independent adds run in parallel (dimensions are a multiple of 8).
     let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (let i = 0; i < d; i += 4) {
-      const x0 = query[i]! - vectors[o + i]!;
-      const x1 = query[i + 1]! - vectors[o + i + 1]!;
-      const x2 = query[i + 2]! - vectors[o + i + 2]!;
-      const x3 = query[i + 3]! - vectors[o + i + 3]!;
-      s0 += x0 * x0;
-      s1 += x1 * x1;
-      s2 += x2 * x2;
-      s3 += x3 * x3;
+      s0 += query[i]! * vectors[o + i]!;
+      s1 += query[i + 1]! * vectors[o + i + 1]!;
+      s2 += query[i + 2]! * vectors[o + i + 2]!;
+      s3 += query[i + 3]! * vectors[o + i + 3]!;
     }
-    best.offer(rowids[r]!, s0 + s1 + s2 + s3);
+    best.offer(rowids[r]!, queryNormSquared + normsSquared[r]! - 2 * (s0 + s1 + s2 + s3));
   }
 }
 
