@@ -79,8 +79,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
             databaseFile: databasePath(config.dataDir),
             cacheDir: cacheDir(config.dataDir),
             workers: config.searchWorkers,
-            // Whole searches need the embedder in the worker: a local model, not a remote one (nor its key) per thread.
-            embedder: config.embedder.kind === "openai" ? undefined : config.embedder,
+            wholeSearches: config.embedder.kind === "static",
             log,
           }),
     pdf: createPdfParser({ childrenMax: config.pdfParsersMax, memoryBytes: config.pdfMemoryBytes }),

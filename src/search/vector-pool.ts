@@ -12,7 +12,6 @@
  * costs one failed start per pause, not one per search.
  */
 import type { Logger } from "../log";
-import type { EmbedderConfig } from "./embedder/index";
 import { isCompiled } from "../platform/assets";
 import type { SearchMatch, SearchRequest } from "./request";
 import type { SearchPart, SearchTrace } from "./trace";
@@ -20,7 +19,7 @@ import type { VectorHit } from "./vector-knn";
 import type { VectorTask } from "./vector-leg";
 
 export type WorkerRequest =
-  | { type: "open"; databaseFile: string; cacheDir: string; embedder?: EmbedderConfig }
+  | { type: "open"; databaseFile: string; cacheDir: string; wholeSearches: boolean }
   | { type: "search"; id: number; task: VectorTask }
   | { type: "whole"; id: number; request: SearchRequest; traced: boolean }
   | { type: "close" };
@@ -43,8 +42,12 @@ export interface VectorSearchPoolOptions {
   databaseFile: string;
   cacheDir: string;
   workers: number;
-  /** The embedder a worker builds to run whole searches; without it, workers run vector tasks only. */
-  embedder?: EmbedderConfig;
+  /**
+   * Workers run whole searches (with the static embedder, which each loads: the others stay
+   * on the request's thread, TF.js too heavy to load per thread and a remote one no faster);
+   * otherwise only vector tasks.
+   */
+  wholeSearches?: boolean;
   log: Logger;
   taskTimeoutMs?: number;
   /** How long after a worker failed no new one is started. */
@@ -82,9 +85,8 @@ export class VectorSearchPool {
     return answer.hits;
   }
 
-  /** Whether workers run whole searches (they were given the embedder). */
   get runsWholeSearches(): boolean {
-    return this.options.embedder !== undefined;
+    return this.options.wholeSearches === true;
   }
 
   /**
@@ -93,7 +95,7 @@ export class VectorSearchPool {
    * `trace`, if given, gets the worker's parts and the round trip ("workerRoundTrip").
    */
   async searchWhole(request: SearchRequest, trace?: SearchTrace): Promise<SearchMatch[]> {
-    if (!this.runsWholeSearches) throw new Error("search workers have no embedder");
+    if (!this.runsWholeSearches) throw new Error("search workers run vector tasks only");
     const answer = await this.post((id) => ({ type: "whole", id, request, traced: trace !== undefined }), trace);
     if (!("results" in answer)) throw new Error("search worker answered a search with vector hits");
     for (const [part, ms] of answer.parts ?? []) trace?.add(part, ms);
@@ -146,8 +148,8 @@ export class VectorSearchPool {
     const slot: Slot = { worker, pending: new Map() };
     worker.addEventListener("message", (event: MessageEvent<WorkerReply>) => this.settle(slot, event.data));
     worker.addEventListener("error", (event: ErrorEvent) => this.retire(slot, event.message));
-    const { databaseFile, cacheDir, embedder } = this.options;
-    worker.postMessage({ type: "open", databaseFile, cacheDir, embedder } satisfies WorkerRequest);
+    const { databaseFile, cacheDir } = this.options;
+    worker.postMessage({ type: "open", databaseFile, cacheDir, wholeSearches: this.runsWholeSearches } satisfies WorkerRequest);
     this.slots.push(slot);
     return slot;
   }

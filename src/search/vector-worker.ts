@@ -5,7 +5,7 @@
  */
 import { Database } from "bun:sqlite";
 import { loadVectorExtension } from "../db/vector-extension";
-import { createEmbedder, type EmbedderConfig } from "./embedder/index";
+import { StaticEmbedder } from "./embedder/static";
 import { CentroidCache } from "./ivf-store";
 import { Lexicon } from "./lexicon";
 import { SearchIndex, type SearchDeps } from "./search-index";
@@ -19,7 +19,7 @@ import type { WorkerReply, WorkerRequest } from "./vector-pool";
 declare const self: Worker;
 
 let connection: Promise<VectorReader> | undefined;
-let embedderConfig: EmbedderConfig | undefined;
+let wholeSearches = false;
 /** Built at the first whole search: a worker that only scans vectors never loads the embedder or lexicon. */
 let searchDeps: Promise<SearchDeps> | undefined;
 
@@ -34,8 +34,9 @@ async function openReader(databaseFile: string, cacheDir: string): Promise<Vecto
   return { db, centroids: new CentroidCache(db), vectorMemory };
 }
 
-async function openSearchDeps(reader: VectorReader, config: EmbedderConfig): Promise<SearchDeps> {
-  const [embedder, lexicon] = await Promise.all([createEmbedder(config), Lexicon.load()]);
+/** The static embedder only: importing the others would bundle TF.js into this entry point (0.8 MB of the binary). */
+async function openSearchDeps(reader: VectorReader): Promise<SearchDeps> {
+  const [embedder, lexicon] = await Promise.all([StaticEmbedder.load(), Lexicon.load()]);
   return { searchIndex: new SearchIndex(reader.db, embedder, reader.vectorMemory), lexicon };
 }
 
@@ -47,8 +48,8 @@ async function answer(message: Extract<WorkerRequest, { type: "search" | "whole"
     const hits = vectorCandidates(reader, message.task);
     return { id: message.id, hits, elapsedMs: performance.now() - started };
   }
-  if (embedderConfig === undefined) throw new Error("search worker has no embedder");
-  searchDeps ??= openSearchDeps(reader, embedderConfig);
+  if (!wholeSearches) throw new Error("search worker runs vector tasks only");
+  searchDeps ??= openSearchDeps(reader);
   const deps = await searchDeps;
   const started = performance.now();
   const trace = message.traced ? new SearchTrace() : undefined;
@@ -60,7 +61,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const message = event.data;
   if (message.type === "open") {
     connection = openReader(message.databaseFile, message.cacheDir);
-    embedderConfig = message.embedder;
+    wholeSearches = message.wholeSearches;
   } else if (message.type === "close") {
     (await connection?.catch(() => undefined))?.db.close();
     process.exit(0);

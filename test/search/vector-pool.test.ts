@@ -24,9 +24,7 @@ let all: string[];
 const logLines: string[] = [];
 const log = createLogger("warn", (line) => logLines.push(line));
 
-const STATIC_EMBEDDER = { kind: "static", timeoutMs: 30_000, batchTextsMax: 64 } as const;
-
-function pool(options: { workerUrl?: string; taskTimeoutMs?: number; respawnPauseMs?: number; workers?: number; embedder?: typeof STATIC_EMBEDDER } = {}): VectorSearchPool {
+function pool(options: { workerUrl?: string; taskTimeoutMs?: number; respawnPauseMs?: number; workers?: number; wholeSearches?: boolean } = {}): VectorSearchPool {
   return new VectorSearchPool({ databaseFile: databasePath(dir), cacheDir: cacheDir(dir), workers: 2, log, ...options });
 }
 
@@ -68,7 +66,7 @@ test("searches give the same results with the vector half on worker threads", as
 }, 60_000); // 109 searches twice over, on a machine other test runs share: minutes under load, not seconds
 
 test("whole searches run on the workers, two at a time, with the caller's thread's results", async () => {
-  const workers = pool({ embedder: STATIC_EMBEDDER });
+  const workers = pool({ wholeSearches: true });
   // A worker loads the lexicon as a server does, so the caller's thread does too here.
   const here: SearchDeps = { ...local, lexicon: await Lexicon.load() };
   const threaded: SearchDeps = { ...here, vectorSearchPool: workers };
@@ -91,7 +89,7 @@ test("whole searches run on the workers, two at a time, with the caller's thread
 }, 60_000);
 
 test("a search the worker cannot run answers on the caller's thread, with its error if it fails there too", async () => {
-  const crashing = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1, respawnPauseMs: 0, embedder: STATIC_EMBEDDER });
+  const crashing = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1, respawnPauseMs: 0, wholeSearches: true });
   const expected = await searchKnowledgeBase(local, request("personal data breach notification"));
   logLines.length = 0;
   expect(await searchKnowledgeBase({ ...local, vectorSearchPool: crashing }, request("personal data breach notification"))).toEqual(expected);
@@ -100,7 +98,7 @@ test("a search the worker cannot run answers on the caller's thread, with its er
   // A search that throws in the worker (an index that needs maintenance) throws the same here.
   const own = tempDir();
   const db = await openDatabase(own);
-  const workers = new VectorSearchPool({ databaseFile: databasePath(own), cacheDir: cacheDir(own), workers: 1, embedder: STATIC_EMBEDDER, log });
+  const workers = new VectorSearchPool({ databaseFile: databasePath(own), cacheDir: cacheDir(own), workers: 1, wholeSearches: true, log });
   const unmaintained = new SearchIndex(db, local.searchIndex.embedder);
   await expect(searchKnowledgeBase({ searchIndex: unmaintained, vectorSearchPool: workers }, request("right to erasure", ["eu"]))).rejects.toThrow("needs maintenance");
   await workers.close();
