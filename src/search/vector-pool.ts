@@ -71,6 +71,8 @@ interface Slot {
 
 export class VectorSearchPool {
   private readonly slots: Slot[] = [];
+  /** Searches running on the request's thread now (service.ts): while one does, others go whole to a worker. */
+  searchesHere = 0;
   private nextId = 0;
   private closed = false;
   private noSpawnBeforeMs = 0;
