@@ -45,7 +45,7 @@ export interface Config {
   /** REGKB_EMBEDDER and, for `openai`, its URL, model, key, dimensions, timeout and batch size. */
   embedder: EmbedderConfig;
   sandboxPoolSize: number;
-  /** Threads that run the vector half of searches beside the request's thread; 0 = none. */
+  /** Threads that run searches, each with its own connection and in-memory vectors; 0 = none (the request's thread). */
   searchWorkers: number;
   sandboxUnsafeNoIsolation: boolean;
   /**
@@ -150,7 +150,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     stripeApiBase: url(env, "REGKB_STRIPE_API_BASE", undefined),
     embedder: embedderConfig(env),
     sandboxPoolSize: integer(env, "REGKB_SANDBOX_POOL_SIZE", 2, 0, 64),
-    searchWorkers: integer(env, "REGKB_SEARCH_WORKERS", Math.min(4, Math.max(1, availableParallelism() - 1)), 0, 64),
+    searchWorkers: integer(env, "REGKB_SEARCH_WORKERS", Math.min(4, availableParallelism()), 0, 64),
     sandboxUnsafeNoIsolation: optional(env, "REGKB_SANDBOX_UNSAFE_NO_ISOLATION") === "1",
     // wasm32 addresses 4 GiB at most; below 128 MiB Python's own start-up heap barely fits.
     executionMemoryBytes: integer(env, "REGKB_EXECUTION_MEMORY_MB", 512, 128, 4096) * MIB,

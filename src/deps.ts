@@ -46,7 +46,7 @@ export interface Deps {
   searchIndex: SearchIndex;
   /** The vocabulary bridge a search expands its query through (data/lexicon). */
   lexicon: Lexicon;
-  /** Threads for the vector half of searches (REGKB_SEARCH_WORKERS); undefined: searches run on one thread. */
+  /** Threads that run searches (REGKB_SEARCH_WORKERS); undefined: searches run on the request's thread. */
   vectorSearchPool: VectorSearchPool | undefined;
 }
 
@@ -79,6 +79,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
             databaseFile: databasePath(config.dataDir),
             cacheDir: cacheDir(config.dataDir),
             workers: config.searchWorkers,
+            wholeSearches: config.embedder.kind === "static",
             log,
           }),
     pdf: createPdfParser({ childrenMax: config.pdfParsersMax, memoryBytes: config.pdfMemoryBytes }),

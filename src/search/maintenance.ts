@@ -30,7 +30,7 @@ import {
   recordClusterJurisdictionsFromVectors,
   sharedVectorCount,
 } from "./ivf-store";
-import { clearIndexMeta, ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue, writeIndexMeta, writeMetaValue } from "./meta-store";
+import { bumpVectorGeneration, clearIndexMeta, ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue, VECTOR_GENERATION, writeIndexMeta, writeMetaValue } from "./meta-store";
 import { embeddingText, ftsTextOfRow } from "./passage-text";
 import type { SearchIndex } from "./search-index";
 import { REBUILD_BATCH_ROWS } from "./sql";
@@ -103,6 +103,8 @@ export async function maintainSearchIndex(deps: MaintenanceDeps, onProgress?: (p
     report.clusterJurisdictions = db.transaction(() => recordClusterJurisdictionsFromVectors(db, VECTOR_TABLE, SHARED_OWNER)).immediate();
     deps.log.info("cluster_jurisdictions_recorded", { pairs: report.clusterJurisdictions, elapsedMs: elapsedMs() });
   }
+  // An index last written before vector generations: the search workers' copies need one to compare.
+  if (readMetaValue(db, VECTOR_GENERATION) === undefined) bumpVectorGeneration(db);
   index.assertReady();
   return report;
 }

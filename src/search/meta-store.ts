@@ -3,9 +3,20 @@
  * training in use, and which one-off upgrades are done.
  */
 import type { Database } from "bun:sqlite";
+import { uuidv7 } from "../ids";
 
 /** Set once every organisation passage's BM25 row carries the organisation-passage token (scopes.ts). */
 export const ORGANISATION_PASSAGES_MARKED = "fts_organisation_token";
+
+/**
+ * Changes (a fresh id) whenever a vector row is written or deleted, or the vector table is
+ * rebuilt: the search workers' in-memory copies (vector-memory.ts) compare it per search.
+ */
+export const VECTOR_GENERATION = "vector_generation";
+
+export function bumpVectorGeneration(db: Database): void {
+  writeMetaValue(db, VECTOR_GENERATION, uuidv7());
+}
 
 export interface IndexMeta {
   embedderId: string;

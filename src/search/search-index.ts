@@ -15,6 +15,7 @@ import type { Lexicon } from "./lexicon";
 import { ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue } from "./meta-store";
 import { FieldCache } from "./rank/features";
 import { TermStatisticsCache } from "./rank/statistics";
+import type { VectorMemory } from "./vector-memory";
 import type { VectorSearchPool } from "./vector-pool";
 import { shortlistDimensionsOf } from "./vector-store";
 
@@ -33,6 +34,8 @@ export class SearchIndex {
   constructor(
     readonly db: Database,
     readonly embedder: Embedder,
+    /** A search worker's in-memory int8 vectors; without it the vector shortlist scans vec0. */
+    readonly vectorMemory?: VectorMemory,
   ) {
     this.centroids = new CentroidCache(db);
     this.termStatistics = new TermStatisticsCache(db);
@@ -77,7 +80,7 @@ function maintenanceDue(db: Database, embedder: Embedder): string | undefined {
 /** What the search capability needs from Deps. */
 export interface SearchDeps {
   searchIndex: SearchIndex;
-  /** Runs the vector half of searches on worker threads; without it, on the caller's thread. */
+  /** Runs searches (or, for a search run here, its vector half) on worker threads; without it, on the caller's thread. */
   vectorSearchPool?: VectorSearchPool;
   /** The vocabulary bridge for query expansion; without it a search uses the query's own words only. */
   lexicon?: Lexicon;

@@ -47,6 +47,24 @@ export async function searchKnowledgeBase(
   /** Records where the time goes (the search benchmark). */
   trace?: SearchTrace,
 ): Promise<SearchMatch[]> {
+  // A search alone runs here with its vector half on a worker (both halves at once); searches
+  // beside it go whole to the workers, so concurrent requests use every core. One that fails
+  // there (a worker failed, or the search threw) runs here, where an error keeps its type.
+  const pool = deps.vectorSearchPool;
+  if (pool?.runsWholeSearches && pool.searchesHere > 0 && tuning === DEFAULT_SEARCH_TUNING && method === "hybrid") {
+    const results = await pool.searchWhole(request, trace).catch(() => undefined);
+    if (results !== undefined) return results;
+  }
+  if (pool === undefined) return searchHere(deps, request, tuning, method, trace);
+  pool.searchesHere++;
+  try {
+    return await searchHere(deps, request, tuning, method, trace);
+  } finally {
+    pool.searchesHere--;
+  }
+}
+
+async function searchHere(deps: SearchDeps, request: SearchRequest, tuning: SearchTuning, method: SearchMethod, trace: SearchTrace | undefined): Promise<SearchMatch[]> {
   deps.searchIndex.assertReady();
   const topK = pageSize(request);
   const gathered = await gatherCandidates(deps, request, tuning, method, trace);

@@ -18,6 +18,8 @@ export const SEARCH_PARTS = [
   "vectorInWorker",
   /** Not a lap: from posting the vector task to its answer arriving (the worker's time plus scheduling). */
   "vectorRoundTrip",
+  /** Not a lap: from posting a whole search to a worker to its answer arriving (the parts above are the worker's). */
+  "workerRoundTrip",
 ] as const;
 
 export type SearchPart = (typeof SEARCH_PARTS)[number];

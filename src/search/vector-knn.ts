@@ -7,6 +7,7 @@ import { nearestCentroids, type Centroids } from "./ivf";
 import { clusteredVectorCount, clustersHolding, UNCLUSTERED } from "./ivf-store";
 import { orgScope, type SearchScope } from "./scopes";
 import { placeholders } from "./sql";
+import type { Shortlister } from "./vector-memory";
 import { SHARED_OWNER, shortlistDimensionsOf, VECTOR_TABLE } from "./vector-store";
 
 export interface VectorHit {
@@ -46,6 +47,8 @@ export function vectorSearch(
   shortlist: number,
   limit: number,
   probes: number,
+  /** Where the int8 shortlist comes from: a search worker's in-memory copy, else vec0's own scan. */
+  shortlister: Shortlister = (...args) => knnHits(db, ...args),
 ): VectorHit[] {
   const rowids: number[] = [];
   // The leading dimensions the int8 copies keep, looked up once for every partition scanned.
@@ -53,7 +56,7 @@ export function vectorSearch(
   if (scope.allShared || scope.jurisdictions.length > 0) {
     const filter = scope.allShared ? [] : [...scope.jurisdictions];
     if (centroids === undefined) {
-      rowids.push(...knnRowids(db, prefix, SHARED_OWNER, [undefined], filter, shortlist));
+      rowids.push(...shortlister(prefix, SHARED_OWNER, [undefined], filter, shortlist).map((h) => h.rowid));
     } else {
       const wide = Math.max(shortlist, Math.ceil((clusteredVectorCount(db) ?? 0) * SHORTLIST_ROWS_PER_CLUSTERED_VECTOR));
       const order = probeOrder(db, centroids, query, filter);
@@ -62,7 +65,7 @@ export function vectorSearch(
       let next = [UNCLUSTERED, ...order.slice(0, read).map((c) => c + 1)];
       let found: { rowid: number; distance: number }[] = [];
       for (let batch = probes; ; batch *= 2) {
-        found = found.concat(knnHits(db, prefix, SHARED_OWNER, next, filter, wide));
+        found = found.concat(shortlister(prefix, SHARED_OWNER, next, filter, wide));
         if (found.length >= wide || read >= order.length) break;
         next = order.slice(read, read + batch).map((c) => c + 1);
         read += next.length;
@@ -73,7 +76,7 @@ export function vectorSearch(
   }
   if (scope.orgScopes.length > 0) {
     const slugs = scope.orgScopes.map((s) => s.slice(orgScope(orgId, "").length));
-    rowids.push(...knnRowids(db, prefix, orgId, [undefined], slugs, shortlist));
+    rowids.push(...shortlister(prefix, orgId, [undefined], slugs, shortlist).map((h) => h.rowid));
   }
   if (rowids.length === 0) return [];
   // GROUP BY: a passage in several jurisdictions has one row per jurisdiction but counts once.
@@ -123,10 +126,6 @@ function knnHits(
     params.push(prefix, shortlist, owner, ...(cluster === undefined ? [] : [cluster]), ...jurisdictions);
   }
   return db.query<{ rowid: number; distance: number }, (Float32Array | string | number)[]>(parts.join(" UNION ALL ")).all(...params);
-}
-
-function knnRowids(db: Database, prefix: Float32Array, owner: string, clusters: readonly (number | undefined)[], jurisdictions: readonly string[], shortlist: number): number[] {
-  return knnHits(db, prefix, owner, clusters, jurisdictions, shortlist).map((h) => h.rowid);
 }
 
 /**

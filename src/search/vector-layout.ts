@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { nearestCentroid, trainCentroids } from "./ivf";
 import { recordClusterJurisdictions, saveCentroids, type CentroidCache, sharedRowsAfter, sharedVectorCount, UNCLUSTERED } from "./ivf-store";
+import { bumpVectorGeneration } from "./meta-store";
 import { orgScope } from "./scopes";
 import { floatsOfBlob, REBUILD_BATCH_ROWS } from "./sql";
 import { createVectorTable, dropVectorTable, insertQuantized, SHARED_OWNER, shortlistDimensionsOf, VECTOR_TABLE } from "./vector-store";
@@ -52,6 +53,7 @@ export function clusterSharedVectors(db: Database, dimensions: number, options: 
       after = rows[rows.length - 1]!.vecRowid;
     }
     recordClusterJurisdictions(db, pairs.values());
+    bumpVectorGeneration(db);
   }).immediate();
   return { vectors: total, clusters: centroids.count };
 }

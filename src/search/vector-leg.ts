@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { mergeHits } from "./hybrid";
 import type { CentroidCache } from "./ivf-store";
+import type { VectorMemory } from "./vector-memory";
 import { scopeRowCount, scopesOfSearch, type SearchScope } from "./scopes";
 import { exactVectorSearch, vectorSearch, type VectorHit } from "./vector-knn";
 
@@ -26,22 +27,24 @@ export interface VectorTask {
  */
 const FOCUS_EXACT_SCAN_ROWS_MAX = 3_000;
 
-/** A connection to search, with its centroids: the request's SearchIndex, or a worker's own. */
+/** A connection to search, with its centroids: the request's SearchIndex, or a worker's own (with its in-memory vectors). */
 export interface VectorReader {
   db: Database;
   centroids: CentroidCache;
+  vectorMemory?: VectorMemory;
 }
 
-export function vectorCandidates({ db, centroids: centroidCache }: VectorReader, task: VectorTask): VectorHit[] {
+export function vectorCandidates({ db, centroids: centroidCache, vectorMemory }: VectorReader, task: VectorTask): VectorHit[] {
   const { queryVector, orgId, shortlist, limit, probes } = task;
   const centroids = centroidCache.current();
-  const hits = vectorSearch(db, centroids, queryVector, orgId, task.scope, shortlist, limit, probes);
+  const inMemory = vectorMemory?.shortlister();
+  const hits = vectorSearch(db, centroids, queryVector, orgId, task.scope, shortlist, limit, probes, inMemory);
   if (task.focus === undefined) return hits;
   // The named jurisdictions' passages join the candidates even if the whole-scope KNN missed them.
   const scopes = scopesOfSearch(orgId, task.focus.jurisdictions);
   const focused =
     scopeRowCount(db, scopes, FOCUS_EXACT_SCAN_ROWS_MAX + 1) <= FOCUS_EXACT_SCAN_ROWS_MAX
       ? exactVectorSearch(db, queryVector, scopes, limit)
-      : vectorSearch(db, centroids, queryVector, orgId, task.focus.scope, shortlist, limit, probes);
+      : vectorSearch(db, centroids, queryVector, orgId, task.focus.scope, shortlist, limit, probes, inMemory);
   return mergeHits(hits, focused, (h) => h.similarity);
 }

@@ -1,8 +1,10 @@
 /**
- * Search worker threads. bun:sqlite is synchronous, so one thread either scores BM25 or
- * scans vectors; a worker with its own connection scans the vectors meanwhile (WAL readers
- * never block each other). A search then takes as long as its slower half instead of the
- * sum of both, and concurrent searches use a second core.
+ * Search worker threads, each with its own read-only connection (WAL readers never block
+ * each other) and its own in-memory int8 vectors (vector-memory.ts). A whole search runs on
+ * a worker, so concurrent requests use every core while the request's thread only charges,
+ * dispatches and replies; a search the request's thread runs itself (a worker failed, or
+ * the quality benchmark's own tuning) can still send its vector half to a worker, which
+ * scans the vectors while that thread scores BM25.
  *
  * Workers start on first use and never keep a process alive. A worker that crashes or does
  * not answer in time is retired: its tasks fail and their callers run them on their own
@@ -11,16 +13,23 @@
  */
 import type { Logger } from "../log";
 import { isCompiled } from "../platform/assets";
-import type { SearchTrace } from "./trace";
+import type { SearchMatch, SearchRequest } from "./request";
+import type { SearchPart, SearchTrace } from "./trace";
 import type { VectorHit } from "./vector-knn";
 import type { VectorTask } from "./vector-leg";
 
 export type WorkerRequest =
-  | { type: "open"; databaseFile: string; cacheDir: string }
+  | { type: "open"; databaseFile: string; cacheDir: string; wholeSearches: boolean }
   | { type: "search"; id: number; task: VectorTask }
+  | { type: "whole"; id: number; request: SearchRequest; traced: boolean }
   | { type: "close" };
 
-export type WorkerReply = { id: number; hits: VectorHit[]; elapsedMs: number } | { id: number; error: string };
+export type WorkerReply =
+  | { id: number; hits: VectorHit[]; elapsedMs: number }
+  | { id: number; results: SearchMatch[]; elapsedMs: number; parts?: [SearchPart, number][] }
+  | { id: number; error: string };
+
+type Answer = Exclude<WorkerReply, { error: string }>;
 
 // Compiled, each entry point sits under the binary's root folder (scripts/build.ts adds this one).
 const WORKER_URL = isCompiled() ? "./search/vector-worker.ts" : new URL("./vector-worker.ts", import.meta.url).href;
@@ -33,6 +42,12 @@ export interface VectorSearchPoolOptions {
   databaseFile: string;
   cacheDir: string;
   workers: number;
+  /**
+   * Workers run whole searches (with the static embedder, which each loads: the others stay
+   * on the request's thread, TF.js too heavy to load per thread and a remote one no faster);
+   * otherwise only vector tasks.
+   */
+  wholeSearches?: boolean;
   log: Logger;
   taskTimeoutMs?: number;
   /** How long after a worker failed no new one is started. */
@@ -42,7 +57,7 @@ export interface VectorSearchPoolOptions {
 }
 
 interface Pending {
-  resolve(hits: VectorHit[]): void;
+  resolve(answer: Answer): void;
   reject(error: Error): void;
   timer: ReturnType<typeof setTimeout>;
   trace?: SearchTrace;
@@ -56,14 +71,40 @@ interface Slot {
 
 export class VectorSearchPool {
   private readonly slots: Slot[] = [];
+  /** Searches running on the request's thread now (service.ts): while one does, others go whole to a worker. */
+  searchesHere = 0;
   private nextId = 0;
   private closed = false;
   private noSpawnBeforeMs = 0;
 
   constructor(private readonly options: VectorSearchPoolOptions) {}
 
-  /** `trace`, if given, gets the worker's own time and the round trip's. */
-  search(task: VectorTask, trace?: SearchTrace): Promise<VectorHit[]> {
+  /** The vector half of a search. `trace`, if given, gets the worker's own time and the round trip's. */
+  async search(task: VectorTask, trace?: SearchTrace): Promise<VectorHit[]> {
+    const answer = await this.post((id) => ({ type: "search", id, task }), trace);
+    if (!("hits" in answer)) throw new Error("search worker answered a vector task with results");
+    trace?.add("vectorInWorker", answer.elapsedMs);
+    return answer.hits;
+  }
+
+  get runsWholeSearches(): boolean {
+    return this.options.wholeSearches === true;
+  }
+
+  /**
+   * A whole search (default tuning, hybrid) on a worker. Rejects if the worker fails or the
+   * search throws there: the caller runs it on its own thread, where an error keeps its type.
+   * `trace`, if given, gets the worker's parts and the round trip ("workerRoundTrip").
+   */
+  async searchWhole(request: SearchRequest, trace?: SearchTrace): Promise<SearchMatch[]> {
+    if (!this.runsWholeSearches) throw new Error("search workers run vector tasks only");
+    const answer = await this.post((id) => ({ type: "whole", id, request, traced: trace !== undefined }), trace);
+    if (!("results" in answer)) throw new Error("search worker answered a search with vector hits");
+    for (const [part, ms] of answer.parts ?? []) trace?.add(part, ms);
+    return answer.results;
+  }
+
+  private post(message: (id: number) => WorkerRequest, trace: SearchTrace | undefined): Promise<Answer> {
     if (this.closed) return Promise.reject(new Error("the search workers are closed"));
     const slot = this.pick();
     if (slot === undefined) return Promise.reject(new Error("no search worker: pausing after a failure"));
@@ -72,7 +113,7 @@ export class VectorSearchPool {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.retire(slot, `no answer within ${timeoutMs} ms`), timeoutMs);
       slot.pending.set(id, { resolve, reject, timer, trace, postedMs: performance.now() });
-      slot.worker.postMessage({ type: "search", id, task } satisfies WorkerRequest);
+      slot.worker.postMessage(message(id));
     });
   }
 
@@ -110,7 +151,7 @@ export class VectorSearchPool {
     worker.addEventListener("message", (event: MessageEvent<WorkerReply>) => this.settle(slot, event.data));
     worker.addEventListener("error", (event: ErrorEvent) => this.retire(slot, event.message));
     const { databaseFile, cacheDir } = this.options;
-    worker.postMessage({ type: "open", databaseFile, cacheDir } satisfies WorkerRequest);
+    worker.postMessage({ type: "open", databaseFile, cacheDir, wholeSearches: this.runsWholeSearches } satisfies WorkerRequest);
     this.slots.push(slot);
     return slot;
   }
@@ -121,9 +162,8 @@ export class VectorSearchPool {
     slot.pending.delete(reply.id);
     clearTimeout(pending.timer);
     if ("error" in reply) return pending.reject(new Error(reply.error));
-    pending.trace?.add("vectorInWorker", reply.elapsedMs);
-    pending.trace?.add("vectorRoundTrip", performance.now() - pending.postedMs);
-    pending.resolve(reply.hits);
+    pending.trace?.add("hits" in reply ? "vectorRoundTrip" : "workerRoundTrip", performance.now() - pending.postedMs);
+    pending.resolve(reply);
   }
 
   /** Stops a worker that crashed or stalled: its tasks fail now; a search after the pause starts a fresh one. */

@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { nearestCentroid, type Centroids } from "./ivf";
 import { recordClusterJurisdictions, UNCLUSTERED } from "./ivf-store";
+import { bumpVectorGeneration } from "./meta-store";
 import { ANY_JURISDICTION, orgScope } from "./scopes";
 import { floatsOfBlob, placeholders } from "./sql";
 
@@ -46,16 +47,19 @@ export function createVectorTable(db: Database, shortlistDimensions: number): vo
     jurisdiction TEXT,
     embedding_int8 INT8[${d}]
   )`);
+  bumpVectorGeneration(db);
 }
 
 export function dropVectorTable(db: Database): void {
   db.exec(`DROP TABLE IF EXISTS ${VECTOR_TABLE}`);
+  bumpVectorGeneration(db);
 }
 
 /** Every vector row, for re-embedding (the vec0 table is recreated beside this). */
 export function deleteAllVectorRows(db: Database): void {
   db.exec("DELETE FROM search_chunk_scopes");
   db.exec("DELETE FROM search_chunk_vectors");
+  bumpVectorGeneration(db);
 }
 
 /** `centroids`: the shared corpus's clusters (see CentroidCache), if it is clustered. */
@@ -83,6 +87,7 @@ export function insertVectors(
     insertQuantized(db, Number(lastInsertRowid), owner, cluster, slug, prefix);
   }
   if (ownerOrgId === null) recordClusterJurisdictions(db, slugs.map((jurisdiction) => ({ cluster, jurisdiction })));
+  bumpVectorGeneration(db);
 }
 
 /** `prefix`: the vector's leading dimensions the table keeps (see shortlistDimensionsOf). */
@@ -98,6 +103,7 @@ export function deleteVectorsOfChunk(db: Database, chunkId: number): void {
   for (const r of rows) del.run(r.vec_rowid);
   db.query("DELETE FROM search_chunk_scopes WHERE chunk_id = ?").run(chunkId);
   db.query("DELETE FROM search_chunk_vectors WHERE chunk_id = ?").run(chunkId);
+  bumpVectorGeneration(db);
 }
 
 export function replaceVectorsOfChunk(

@@ -7,7 +7,11 @@ import { createLogger } from "../../src/log";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import type { SearchDeps } from "../../src/search/search-index";
 import type { SearchRequest } from "../../src/search/request";
+import { Lexicon } from "../../src/search/lexicon";
+import { SearchIndex } from "../../src/search/search-index";
 import { searchKnowledgeBase } from "../../src/search/service";
+import { SearchTrace } from "../../src/search/trace";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { VectorSearchPool } from "../../src/search/vector-pool";
 import questionsFile from "../search-quality/questions.json";
 import { readySearchIndex } from "../helpers/search-index";
@@ -20,7 +24,7 @@ let all: string[];
 const logLines: string[] = [];
 const log = createLogger("warn", (line) => logLines.push(line));
 
-function pool(options: { workerUrl?: string; taskTimeoutMs?: number; respawnPauseMs?: number; workers?: number } = {}): VectorSearchPool {
+function pool(options: { workerUrl?: string; taskTimeoutMs?: number; respawnPauseMs?: number; workers?: number; wholeSearches?: boolean } = {}): VectorSearchPool {
   return new VectorSearchPool({ databaseFile: databasePath(dir), cacheDir: cacheDir(dir), workers: 2, log, ...options });
 }
 
@@ -59,6 +63,54 @@ test("searches give the same results with the vector half on worker threads", as
   expect(workers.size).toBe(2);
   await workers.close();
   expect(logLines).toEqual([]);
+}, 60_000); // 109 searches twice over, on a machine other test runs share: minutes under load, not seconds
+
+test("searches beside one on the caller's thread run whole on the workers, with the caller's thread's results", async () => {
+  const workers = pool({ wholeSearches: true });
+  // A worker loads the lexicon as a server does, so the caller's thread does too here.
+  const here: SearchDeps = { ...local, lexicon: await Lexicon.load() };
+  const threaded: SearchDeps = { ...here, vectorSearchPool: workers };
+  const requests = [
+    ...questionsFile.questions.slice(0, 20).map((q) => request(q.query)),
+    request("New York breach notice to the attorney general", ["us-ny", "us-ca", "eu"]),
+    request("right to erasure", ["eu"]),
+  ];
+  const traces = requests.map(() => new SearchTrace());
+  const [a, b] = await Promise.all([
+    Promise.all(requests.map((r, i) => searchKnowledgeBase(threaded, r, DEFAULT_SEARCH_TUNING, "hybrid", traces[i]))),
+    Promise.all(requests.map((r) => searchKnowledgeBase(here, r))),
+  ]);
+  expect(a).toEqual(b);
+  expect(a.every((results) => results.length > 0)).toBe(true);
+  // The first ran on the caller's thread (its vector half on a worker); every one beside it on a
+  // worker: the round trip and the worker's own parts are on its trace.
+  const onWorker = (t: SearchTrace) => (t.ms.get("workerRoundTrip") ?? 0) > 0 && (t.ms.get("bm25") ?? 0) > 0;
+  expect(onWorker(traces[0]!)).toBe(false);
+  expect((traces[0]!.ms.get("vectorRoundTrip") ?? 0) > 0).toBe(true);
+  expect(traces.slice(1).every(onWorker)).toBe(true);
+  expect(workers.size).toBe(2);
+  await workers.close();
+}, 60_000);
+
+test("a search the worker cannot run answers on the caller's thread, with its error if it fails there too", async () => {
+  const crashing = pool({ workerUrl: fixture("crashing-worker.ts"), workers: 1, respawnPauseMs: 0, wholeSearches: true });
+  const expected = await searchKnowledgeBase(local, request("personal data breach notification"));
+  logLines.length = 0;
+  crashing.searchesHere = 1;
+  expect(await searchKnowledgeBase({ ...local, vectorSearchPool: crashing }, request("personal data breach notification"))).toEqual(expected);
+  expect(logLines.join("")).toContain("worker blew up");
+  crashing.searchesHere = 0;
+  await crashing.close();
+  // A search that throws in the worker (an index that needs maintenance) throws the same here.
+  const own = tempDir();
+  const db = await openDatabase(own);
+  const workers = new VectorSearchPool({ databaseFile: databasePath(own), cacheDir: cacheDir(own), workers: 1, wholeSearches: true, log });
+  const unmaintained = new SearchIndex(db, local.searchIndex.embedder);
+  workers.searchesHere = 1; // as if a search were running on this thread: this one goes to the worker
+  await expect(searchKnowledgeBase({ searchIndex: unmaintained, vectorSearchPool: workers }, request("right to erasure", ["eu"]))).rejects.toThrow("needs maintenance");
+  await workers.close();
+  db.close();
+  rmSync(own, { recursive: true, force: true });
 });
 
 test("a worker that crashes is replaced, and its search still answers on the caller's thread", async () => {

@@ -14,6 +14,7 @@ export interface Highlights {
 
 const TOKEN = /[\p{L}\p{N}]+/gu;
 const MARKS = /\p{M}/gu;
+const NON_ASCII = /[^\x00-\x7f]/;
 /** Tokens in the snippet window, and its length bound in characters. */
 const SNIPPET_TOKENS = 32;
 const SNIPPET_CHARS_MAX = 300;
@@ -26,7 +27,9 @@ export function highlightsOf(content: string, queryStems: readonly string[], exp
   const tokens: { start: number; end: number; stem: string; word: string }[] = [];
   for (const m of content.matchAll(TOKEN)) {
     const word = m[0];
-    tokens.push({ start: m.index!, end: m.index! + word.length, stem: stemOf(word.normalize("NFKD").replace(MARKS, "").toLowerCase()), word });
+    // Only a word with non-ASCII characters can change under Unicode normalisation (the costly part).
+    const folded = NON_ASCII.test(word) ? word.normalize("NFKD").replace(MARKS, "").toLowerCase() : word.toLowerCase();
+    tokens.push({ start: m.index!, end: m.index! + word.length, stem: stemOf(folded), word });
   }
   const terms: string[] = [];
   const seen = new Set<string>();
