@@ -48,7 +48,7 @@ export const DEFAULT_SEARCH_TUNING: SearchTuning = {
   fts: { citation: 4, heading: 4, body: 1 },
   candidatesPerMethod: 100,
   vectorShortlist: 50,
-  vectorProbes: 16,
+  vectorProbes: 20,
   expansionSources: EXPANSION_SOURCES,
   expansionCandidates: 50,
   rerankCandidates: 60,
