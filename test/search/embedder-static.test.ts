@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { StaticEmbedder, STATIC_TEXT_CHARS_MAX } from "../../src/search/embedder/static.ts";
-import { decodeStaticTable, encodeStaticTable } from "../../src/search/embedder/static-table.ts";
+import { decodeStaticTable, encodeStaticTable, staticTableContentHash } from "../../src/search/embedder/static-table.ts";
 import { stem, wordsOf } from "../../src/search/embedder/tokens.ts";
 import { dot } from "../../src/search/embedder/vector.ts";
 import tablePath from "../../data/embeddings/regkb-static-v2.bin" with { type: "file" };
@@ -106,6 +106,14 @@ describe("StaticEmbedder", () => {
 });
 
 describe("static table format", () => {
+  test("the shipped table's id ends with the hash of its content, and a changed row changes it", async () => {
+    const table = decodeStaticTable(new Uint8Array(await Bun.file(tablePath).arrayBuffer()));
+    const hash = staticTableContentHash(table.words, table.rowScales, table.rows);
+    expect(table.header.id).toEndWith(`-${hash}`);
+    const rows = table.rows.slice();
+    rows[0] = rows[0] === 0 ? 1 : 0;
+    expect(staticTableContentHash(table.words, table.rowScales, rows)).not.toBe(hash);
+  });
   test("round-trips and rejects corruption", async () => {
     const bytes = await Bun.file(tablePath).bytes();
     const table = decodeStaticTable(bytes);

@@ -36,6 +36,19 @@ export type StaticTable = {
   rows: Int8Array;
 };
 
+/**
+ * The suffix of a table's id: a hash of its words, row scales and rows, so any change to
+ * the table changes its id and databases embedded with the old one re-embed.
+ */
+export function staticTableContentHash(words: readonly string[], rowScales: Float32Array, rows: Int8Array): string {
+  return new Bun.CryptoHasher("sha256")
+    .update(words.join("\n"))
+    .update(new Uint8Array(rowScales.buffer, rowScales.byteOffset, rowScales.byteLength))
+    .update(new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength))
+    .digest("hex")
+    .slice(0, 8);
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
