@@ -19,6 +19,7 @@ const NON_ASCII = /[^\x00-\x7f]/;
 const SNIPPET_TOKENS = 32;
 const SNIPPET_CHARS_MAX = 300;
 const TERMS_MAX = 12;
+const WEIGHT_EPSILON = 1e-9;
 
 export function highlightsOf(content: string, queryStems: readonly string[], expansions: readonly Expansion[]): Highlights {
   const weightOf = new Map<string, number>();
@@ -38,19 +39,7 @@ export function highlightsOf(content: string, queryStems: readonly string[], exp
     seen.add(t.word.toLowerCase());
     if (terms.length < TERMS_MAX) terms.push(t.word);
   }
-  // The window of SNIPPET_TOKENS tokens whose distinct matched stems weigh most.
-  let bestStart = 0;
-  let bestWeight = -1;
-  for (let i = 0; i < tokens.length; i++) {
-    if (!weightOf.has(tokens[i]!.stem)) continue;
-    const distinct = new Set<string>();
-    for (let j = i; j < Math.min(tokens.length, i + SNIPPET_TOKENS); j++) if (weightOf.has(tokens[j]!.stem)) distinct.add(tokens[j]!.stem);
-    const weight = [...distinct].reduce((sum, s) => sum + weightOf.get(s)!, 0);
-    if (weight > bestWeight) {
-      bestWeight = weight;
-      bestStart = i;
-    }
-  }
+  const bestStart = heaviestWindow(tokens, weightOf);
   if (tokens.length === 0) return { terms, snippet: content.slice(0, SNIPPET_CHARS_MAX) };
   // Start a few tokens before the first match for context.
   const first = Math.max(0, bestStart - 4);
@@ -61,4 +50,40 @@ export function highlightsOf(content: string, queryStems: readonly string[], exp
   if (sentenceStart >= 0 && from - sentenceStart < 40) from = sentenceStart + 1;
   const text = content.slice(from, to).replace(/\s+/g, " ").trim();
   return { terms, snippet: `${from > 0 ? "…" : ""}${text}${to < content.length ? "…" : ""}` };
+}
+
+/**
+ * The window of SNIPPET_TOKENS tokens, starting at a matched token, whose distinct matched
+ * stems weigh most (the first of equals). One pass with a sliding count per stem: this runs
+ * on every match of every reply.
+ */
+function heaviestWindow(tokens: readonly { stem: string }[], weightOf: ReadonlyMap<string, number>): number {
+  const matched: number[] = [];
+  for (let i = 0; i < tokens.length; i++) if (weightOf.has(tokens[i]!.stem)) matched.push(i);
+  const inWindow = new Map<string, number>();
+  let bestStart = 0;
+  let bestWeight = -1;
+  let weight = 0;
+  let end = 0;
+  for (let m = 0; m < matched.length; m++) {
+    const start = matched[m]!;
+    for (; end < matched.length && matched[end]! < start + SNIPPET_TOKENS; end++) {
+      const stem = tokens[matched[end]!]!.stem;
+      const n = inWindow.get(stem) ?? 0;
+      if (n === 0) weight += weightOf.get(stem)!;
+      inWindow.set(stem, n + 1);
+    }
+    // Sums kept by adding and taking away drift in the last bits: equal windows stay equal.
+    if (weight > bestWeight + WEIGHT_EPSILON) {
+      bestWeight = weight;
+      bestStart = start;
+    }
+    const leaving = tokens[start]!.stem;
+    const n = inWindow.get(leaving)!;
+    if (n === 1) {
+      inWindow.delete(leaving);
+      weight -= weightOf.get(leaving)!;
+    } else inWindow.set(leaving, n - 1);
+  }
+  return bestStart;
 }
