@@ -3,7 +3,7 @@
  * the vector KNN and the query's exact citations find, fused with fixed weights.
  */
 import { citationsInQuery } from "./citations";
-import { citationLookup, jurisdictionNames, loadChunks } from "./chunk-store";
+import { citationLookup, jurisdictionNames, SearchRows } from "./chunk-store";
 import { ftsSearch, type FtsHit, type FtsWeights } from "./fts-store";
 import { fuse, mergeHits, type CitedHit } from "./hybrid";
 import type { ExpansionSource } from "./lexicon";
@@ -63,6 +63,10 @@ export interface GatheredCandidates {
   cited: CitedHit[];
   /** The query is nothing but a citation ("Article 33"): cited passages keep document order. */
   citationOnly: boolean;
+  /** Passage rows read so far by this search, for the stages after this one. */
+  rows: SearchRows;
+  /** Jurisdiction names by slug, as this search read them. */
+  names: Map<string, string>;
 }
 
 /**
@@ -89,6 +93,7 @@ export async function gatherCandidates(
   // within `jurisdictions`: a name never widens a filter or reaches a jurisdiction the
   // organisation has not enabled.
   const names = jurisdictionNames(index.db);
+  const rows = new SearchRows(index.db);
   const mentioned = tuning.mentions && jurisdictions.length > 1 ? mentionedJurisdictions(asked, names, jurisdictions) : [];
   const query = mentioned.length === 0 ? asked : `${asked} (${mentioned.map((slug) => names.get(slug) ?? slug).join(", ")})`;
   const analysed = analyseQuery(query, deps.lexicon, new Set(tuning.expansionSources));
@@ -130,7 +135,7 @@ export async function gatherCandidates(
   // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
   if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {
     const ids = mergeHits(bm25, expanded, (h) => -h.bm25).slice(0, Math.ceil(tuning.rerankCandidates / 2)).map((h) => h.chunkId);
-    for (const row of loadChunks(index.db, ids).values()) index.candidateFields.prepare(candidateTextOf(row, names));
+    for (const row of rows.load(ids).values()) index.candidateFields.prepare(candidateTextOf(row, names));
     trace?.lap("prepareRerank");
   }
   // A worker that failed (the pool logged why) leaves the vector half to this thread.
@@ -161,7 +166,7 @@ export async function gatherCandidates(
     score: r.score,
   }));
   trace?.lap("fusion");
-  return { analysed, mentioned, queryVector: task?.queryVector, ranked, cited, citationOnly };
+  return { analysed, mentioned, queryVector: task?.queryVector, ranked, cited, citationOnly, rows, names };
 }
 
 /** Expansions' BM25 counts for less than the user's own words when the candidates are first fused. */

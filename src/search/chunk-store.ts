@@ -100,6 +100,28 @@ export function loadChunks(db: Database, ids: readonly number[]): Map<number, Ch
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/**
+ * One search's passage rows, each read once however many stages need it (stage two's
+ * tokenising ahead, its features, the reply): loaded on first request, kept for the search.
+ */
+export class SearchRows {
+  readonly #rows = new Map<number, ChunkRow>();
+
+  constructor(private readonly db: Database) {}
+
+  /** The rows of `ids` that exist, by id. */
+  load(ids: readonly number[]): Map<number, ChunkRow> {
+    const missing = ids.filter((id) => !this.#rows.has(id));
+    for (const [id, row] of loadChunks(this.db, missing)) this.#rows.set(id, row);
+    const found = new Map<number, ChunkRow>();
+    for (const id of ids) {
+      const row = this.#rows.get(id);
+      if (row !== undefined) found.set(id, row);
+    }
+    return found;
+  }
+}
+
 /** Passages within `scopes` that carry any of the citation keys. */
 export function citationLookup(db: Database, keys: readonly string[], scopes: readonly string[]): { chunkId: number; key: string; position: number }[] {
   if (keys.length === 0) return [];

@@ -3,18 +3,19 @@
  * candidates from their features (rank/features.ts).
  */
 import type { Candidate, GatheredCandidates } from "./candidates";
-import { jurisdictionNames, loadChunks } from "./chunk-store";
 import { candidateTextOf } from "./passage-text";
 import { candidateFeatures, type FeatureVector } from "./rank/features";
 import { scoreCandidate, type RankerModel } from "./rank/model";
 import type { SearchIndex } from "./search-index";
 import { chunkVectors } from "./vector-store";
 
+type RankInput = Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector" | "rows" | "names">;
+
 /** The candidates by the ranker's score, best first (ties: lower passage id first). */
 export async function rerank(
   index: SearchIndex,
   candidates: readonly Candidate[],
-  gathered: Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector">,
+  gathered: RankInput,
   ranker: RankerModel,
 ): Promise<Candidate[]> {
   return (await candidateFeatureRows(index, candidates, gathered))
@@ -26,11 +27,11 @@ export async function rerank(
 export async function candidateFeatureRows(
   index: SearchIndex,
   candidates: readonly Candidate[],
-  gathered: Pick<GatheredCandidates, "analysed" | "mentioned" | "queryVector">,
+  gathered: RankInput,
 ): Promise<{ candidate: Candidate; citationPath: string; features: FeatureVector }[]> {
   if (candidates.length === 0) return [];
   const ids = candidates.map((c) => c.chunkId);
-  const rows = loadChunks(index.db, ids);
+  const rows = gathered.rows.load(ids);
   const { queryVector } = gathered;
   const vectors = queryVector === undefined ? new Map<number, Float32Array>() : chunkVectors(index.db, ids);
   const cosineOf = (id: number) => {
@@ -40,7 +41,7 @@ export async function candidateFeatureRows(
   const bestCosine = Math.max(...ids.map(cosineOf));
   const headingVectors = queryVector === undefined ? [] : await index.headingVectors.of([...rows.values()]);
   const stats = index.termStatistics.current();
-  const names = jurisdictionNames(index.db);
+  const { names } = gathered;
   return candidates.flatMap((candidate) => {
     const row = rows.get(candidate.chunkId);
     if (row === undefined) return [];

@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { invalidJurisdictions } from "../errors";
 import { gatherCandidates } from "./candidates";
-import { jurisdictionsOfRow, loadChunks } from "./chunk-store";
+import { jurisdictionsOfRow } from "./chunk-store";
 import { fuse } from "./hybrid";
 import { FOLD_PASSAGES_MAX, foldRanking } from "./rank/fold";
 import { highlightsOf } from "./rank/highlights";
@@ -77,7 +77,7 @@ async function searchHere(deps: SearchDeps, request: SearchRequest, tuning: Sear
   const scoreOf = new Map(ranked.map((r) => [r.chunkId, r.score]));
   const order = [...citedFirst, ...ranked.map((r) => r.chunkId).filter((id) => !citedIds.has(id))];
   const fold = tuning.fold && method === "hybrid";
-  const rows = loadChunks(deps.searchIndex.db, order.slice(0, fold ? FOLD_PASSAGES_MAX * topK : topK));
+  const rows = gathered.rows.load(order.slice(0, fold ? FOLD_PASSAGES_MAX * topK : topK));
   const passages = order.flatMap((id) => {
     const row = rows.get(id);
     return row === undefined
