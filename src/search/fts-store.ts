@@ -63,6 +63,11 @@ export function ftsSearch(db: Database, match: string, scope: SearchScope, weigh
     .all(weights.citation, weights.heading, weights.body, `(${match}) ${within}`, limit);
 }
 
+/** Merges the BM25 index's segments into one (FTS5 'optimize'). */
+export function mergeFtsSegments(db: Database): void {
+  db.run("INSERT INTO search_fts (search_fts) VALUES ('optimize')");
+}
+
 /** Passages containing `term`, counting no further than `cap` (so a common term costs at most cap rows). */
 export function termDocCount(db: Database, term: string, cap: number): number {
   return db

@@ -13,16 +13,17 @@
  *    shortlist (made by an earlier version) is rebuilt from the stored vectors;
  * 4. organisation passages indexed before they carried the organisation-passage token get it;
  * 5. the shared corpus's vectors are clustered once there are enough of them, or enough more;
- *    an index clustered before the clusters' jurisdictions were recorded has them recorded.
+ *    an index clustered before the clusters' jurisdictions were recorded has them recorded;
+ * 6. the BM25 index is merged into one segment once it is large, and again when it has grown.
  *
  * Afterwards SearchIndex.assertReady passes: searches and indexing refuse an index that
- * needs steps 1–4 rather than upgrade it themselves (step 5 only makes searches faster).
+ * needs steps 1–4 rather than upgrade it themselves (steps 5 and 6 only make searches faster).
  */
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../log";
 import { chunkBatch, countChunks, jurisdictionNames, jurisdictionsOfRow, organisationChunkBatch } from "./chunk-store";
 import type { EmbedderKind } from "./embedder/index";
-import { deleteFtsRow, insertFtsRow } from "./fts-store";
+import { deleteFtsRow, insertFtsRow, mergeFtsSegments } from "./fts-store";
 import {
   clearCentroids,
   clusteredVectorCount,
@@ -30,7 +31,7 @@ import {
   recordClusterJurisdictionsFromVectors,
   sharedVectorCount,
 } from "./ivf-store";
-import { bumpVectorGeneration, clearIndexMeta, ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue, VECTOR_GENERATION, writeIndexMeta, writeMetaValue } from "./meta-store";
+import { BM25_MERGED_PASSAGES, bumpVectorGeneration, clearIndexMeta, ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue, VECTOR_GENERATION, writeIndexMeta, writeMetaValue } from "./meta-store";
 import { embeddingText, ftsTextOfRow } from "./passage-text";
 import type { SearchIndex } from "./search-index";
 import { REBUILD_BATCH_ROWS } from "./sql";
@@ -57,6 +58,8 @@ export interface MaintenanceReport {
   clustered?: { vectors: number; clusters: number };
   /** Step 5: (cluster, jurisdiction) pairs recorded for an index clustered before they were. */
   clusterJurisdictions?: number;
+  /** Step 6: the BM25 index was merged into one segment, holding this many passages. */
+  mergedBm25Passages?: number;
 }
 
 export interface ReembedProgress {
@@ -102,6 +105,11 @@ export async function maintainSearchIndex(deps: MaintenanceDeps, onProgress?: (p
   if (clusteredVectorCount(db) !== undefined && !clusterJurisdictionsRecorded(db)) {
     report.clusterJurisdictions = db.transaction(() => recordClusterJurisdictionsFromVectors(db, VECTOR_TABLE, SHARED_OWNER)).immediate();
     deps.log.info("cluster_jurisdictions_recorded", { pairs: report.clusterJurisdictions, elapsedMs: elapsedMs() });
+  }
+  const merged = mergeBm25IfGrown(db);
+  if (merged !== undefined) {
+    report.mergedBm25Passages = merged;
+    deps.log.info("bm25_index_merged", { passages: merged, elapsedMs: elapsedMs() });
   }
   // An index last written before vector generations: the search workers' copies need one to compare.
   if (readMetaValue(db, VECTOR_GENERATION) === undefined) bumpVectorGeneration(db);
@@ -172,6 +180,27 @@ function clusterVectorsIfGrown({ db, embedder }: SearchIndex): { vectors: number
     batchVectors: 1024,
     seed: 1,
   });
+}
+
+/**
+ * FTS5 writes each batch of passages as a new segment and merges them only in part, so a
+ * term's postings are spread over several, and a query walks each. One merged segment makes
+ * BM25 at 100k passages about a fifth faster (p50 1.7 → 1.0 ms, the judged questions' total
+ * 655 → 501 ms, measured alone); it costs ~2 s there, so it runs once the index is large and
+ * again when it has grown by a quarter, not after every upload.
+ */
+const BM25_MERGE_PASSAGES_MIN = 5_000;
+const BM25_MERGE_GROWTH = 1.25;
+
+function mergeBm25IfGrown(db: Database): number | undefined {
+  const passages = countChunks(db);
+  const mergedAt = Number(readMetaValue(db, BM25_MERGED_PASSAGES) ?? 0);
+  if (passages < BM25_MERGE_PASSAGES_MIN || (mergedAt > 0 && passages < BM25_MERGE_GROWTH * mergedAt)) return undefined;
+  db.transaction(() => {
+    mergeFtsSegments(db);
+    writeMetaValue(db, BM25_MERGED_PASSAGES, String(passages));
+  }).immediate();
+  return passages;
 }
 
 const REEMBED_BATCH_CHUNKS = 256;

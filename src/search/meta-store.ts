@@ -14,6 +14,9 @@ export const ORGANISATION_PASSAGES_MARKED = "fts_organisation_token";
  */
 export const VECTOR_GENERATION = "vector_generation";
 
+/** The passage count when the BM25 index was last merged into one segment (maintenance step 6). */
+export const BM25_MERGED_PASSAGES = "bm25_merged_passages";
+
 export function bumpVectorGeneration(db: Database): void {
   writeMetaValue(db, VECTOR_GENERATION, uuidv7());
 }
