@@ -12,6 +12,11 @@ import { embedderConfigFromEnv, type EmbedderConfig } from "./embedder-settings"
 export interface Config {
   dataDir: string;
   /**
+   * PostgreSQL URL (`--database-url`) for the system of record; undefined = the embedded
+   * SQLite database in dataDir. In this version only `regkb migrate` uses it.
+   */
+  databaseUrl: string | undefined;
+  /**
    * `--init` only (no env var, so it cannot stay set by accident): start a new database even
    * though the data directory already holds another install's documents or cache.
    */
@@ -76,6 +81,7 @@ export type Env = Record<string, string | undefined>;
 
 export interface Flags {
   dataDir?: string;
+  databaseUrl?: string;
   host?: string;
   port?: number;
   init?: boolean;
@@ -117,6 +123,28 @@ function url(env: Env, name: string, fallback: string | undefined): string | und
   return raw.replace(/\/+$/, "");
 }
 
+const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
+
+/** A postgres:// URL with a host; the message never repeats the value (it holds a password). */
+function databaseUrl(env: Env, flag: string | undefined): string | undefined {
+  const raw = flag ?? optional(env, "REGKB_DATABASE_URL");
+  if (raw === undefined || raw === "") return undefined;
+  const problem = new ConfigError(
+    "REGKB_DATABASE_URL (--database-url) must be a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL " +
+      `(sslmode, if given, one of ${SSL_MODES.join(", ")})`,
+  );
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw problem;
+  }
+  const sslmode = parsed.searchParams.get("sslmode");
+  if ((parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") || parsed.hostname === "") throw problem;
+  if (sslmode !== null && !SSL_MODES.includes(sslmode)) throw problem;
+  return raw;
+}
+
 const MIB = 1024 * 1024;
 
 function embedderConfig(env: Env): EmbedderConfig {
@@ -132,6 +160,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
   const port = flags.port ?? integer(env, "REGKB_PORT", 8080, 0, 65535);
   return {
     dataDir: resolve(flags.dataDir ?? optional(env, "REGKB_DATA_DIR") ?? "regkb-data"),
+    databaseUrl: databaseUrl(env, flags.databaseUrl),
     initDatabase: flags.init === true,
     host,
     port,

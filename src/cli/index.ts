@@ -9,13 +9,29 @@ import type { Command } from "./command";
 import { creditCommands } from "./credits";
 import { jurisdictionCommands } from "./jurisdiction";
 import { keyCommands } from "./key";
+import { migrateCommands } from "./migrate";
 import { orgCommands } from "./org";
 import { serveCommands } from "./serve";
 import { userCommands } from "./user";
 
-export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...creditCommands, ...backupCommands, ...userCommands, ...corpusCommands];
+export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...creditCommands, ...backupCommands, ...userCommands, ...corpusCommands, ...migrateCommands];
 
-const COMMON_FLAGS = { "data-dir": "string", json: "boolean", help: "boolean" } as const;
+// --database-url is common so that every command refuses it clearly (PostgresUnavailable), not as an unknown flag.
+const COMMON_FLAGS = { "data-dir": "string", "database-url": "string", json: "boolean", help: "boolean" } as const;
+
+/** The one command that works on PostgreSQL in this version; the rest say so instead of using SQLite silently. */
+const POSTGRES_COMMANDS = new Set(["migrate"]);
+
+/** A database URL given to a command that cannot use PostgreSQL yet: exit status 2, not a silent fallback to SQLite. */
+class PostgresUnavailable extends CliError {
+  constructor(command: string) {
+    const reason =
+      command === "serve"
+        ? "serving from PostgreSQL is not available in this version"
+        : "this command does not work on PostgreSQL in this version (unset it to use the data directory)";
+    super(`a database URL is set (REGKB_DATABASE_URL / --database-url) but ${reason}; the schema can be prepared with \`regkb migrate\``);
+  }
+}
 
 function helpText(): string {
   const width = Math.max(...commands.map((c) => c.usage.length));
@@ -27,6 +43,8 @@ function helpText(): string {
     "",
     "Every command takes --data-dir DIR (default $REGKB_DATA_DIR or ./regkb-data) and --json",
     "(one JSON object as the last line of stdout). Exit status 0 on success, 1 on error.",
+    "--database-url URL (default $REGKB_DATABASE_URL) names a PostgreSQL database; in this",
+    "version only `regkb migrate` uses it, and every other command refuses it (exit status 2).",
   ].join("\n");
 }
 
@@ -66,10 +84,14 @@ export async function runCli(args: string[], env: Env): Promise<number> {
     // Only commands that declare --port, --host or --init (serve) can receive them; parseFlags refuses the rest.
     const config = loadConfig(env, {
       dataDir: optionalString(flags, "data-dir"),
+      databaseUrl: optionalString(flags, "database-url"),
       port: optionalInteger(flags, "port", 0, 65535),
       host: optionalString(flags, "host"),
       init: flags.init === true,
     });
+    if (config.databaseUrl !== undefined && !POSTGRES_COMMANDS.has(command.name)) {
+      throw new PostgresUnavailable(command.name);
+    }
     const cliLogLevel = command.name === "serve" ? config.logLevel : "warn";
     const result = await command.run({
       flags,
@@ -83,7 +105,7 @@ export async function runCli(args: string[], env: Env): Promise<number> {
   } catch (error) {
     process.stderr.write(`regkb ${command.name}: ${describe(error)}\n`);
     if (json) process.stdout.write(`${JSON.stringify({ error: errorCode(error), details: describe(error) })}\n`);
-    return 1;
+    return error instanceof PostgresUnavailable ? 2 : 1;
   } finally {
     if (deps && command.name !== "serve") {
       deps.pdf.close();

@@ -67,14 +67,22 @@ function refuseLostDatabase(dataDir: string, file: string): void {
  * an earlier install's files is refused unless `init` (regkb serve --init).
  */
 export async function openDatabase(dataDir: string, synchronous: SynchronousMode = "full", options: { init?: boolean } = {}): Promise<Database> {
+  return (await openDatabaseMigrated(dataDir, synchronous, options)).db;
+}
+
+/** openDatabase, also saying which migration versions this opening applied (`regkb migrate`). */
+export async function openDatabaseMigrated(
+  dataDir: string,
+  synchronous: SynchronousMode = "full",
+  options: { init?: boolean } = {},
+): Promise<{ db: Database; applied: number[] }> {
   const file = databasePath(dataDir);
   if (!options.init) refuseLostDatabase(dataDir, file);
   mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file, { create: true, strict: true });
   applyPragmas(db, synchronous);
   await loadVectorExtension(db, cacheDir(dataDir));
-  migrate(db);
-  return db;
+  return { db, applied: migrate(db) };
 }
 
 export function applyPragmas(db: Database, synchronous: SynchronousMode): void {

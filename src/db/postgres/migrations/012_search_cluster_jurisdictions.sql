@@ -1,0 +1,3 @@
+-- Nothing for PostgreSQL: SQLite's 012 records which inverted-file clusters of a node's own
+-- search index hold which jurisdictions. The index, its centroids and this map are built by
+-- each node from the passages it replays; this file keeps the numbers of both engines aligned.

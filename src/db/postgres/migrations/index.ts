@@ -1,0 +1,28 @@
+// Imported as text so migrations travel inside the compiled binary. Numbered side by side
+// with src/db/migrations/: the same number is the same change, so a database of either
+// engine at version N has the same system of record. A number whose change is node-local
+// (search index internals) holds only a comment saying so. Append only, never edited.
+import type { Migration } from "../../migrations";
+import m001 from "./001_foundation.sql" with { type: "text" };
+import m002 from "./002_ledger.sql" with { type: "text" };
+import m003 from "./003_search.sql" with { type: "text" };
+import m004 from "./004_jobs.sql" with { type: "text" };
+import m005 from "./005_documents.sql" with { type: "text" };
+import m007 from "./007_dashboard.sql" with { type: "text" };
+import m008 from "./008_search_titles.sql" with { type: "text" };
+import m010 from "./010_run_fairness.sql" with { type: "text" };
+import m011 from "./011_ledger_purpose.sql" with { type: "text" };
+import m012 from "./012_search_cluster_jurisdictions.sql" with { type: "text" };
+
+export const postgresMigrations: Migration[] = [
+  { version: 1, name: "001_foundation", sql: m001 },
+  { version: 2, name: "002_ledger", sql: m002 },
+  { version: 3, name: "003_search", sql: m003 },
+  { version: 4, name: "004_jobs", sql: m004 },
+  { version: 5, name: "005_documents", sql: m005 },
+  { version: 7, name: "007_dashboard", sql: m007 },
+  { version: 8, name: "008_search_titles", sql: m008 },
+  { version: 10, name: "010_run_fairness", sql: m010 },
+  { version: 11, name: "011_ledger_purpose", sql: m011 },
+  { version: 12, name: "012_search_cluster_jurisdictions", sql: m012 },
+];
