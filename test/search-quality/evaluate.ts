@@ -39,7 +39,7 @@ export interface Judgment {
   path?: string;
   grade: number;
 }
-export const CATEGORIES = ["statute", "plain", "paraphrase", "citation", "jurisdiction", "exception", "regc"] as const;
+export const CATEGORIES = ["statute", "plain", "paraphrase", "citation", "jurisdiction", "exception", "regc", "definition"] as const;
 export type Category = (typeof CATEGORIES)[number];
 export type Split = "tuning" | "test";
 export interface Question {

@@ -26,7 +26,7 @@ const QUERY_STEMS_MAX = 32;
 
 const EXCEPTION_CUES =
   /\b(?:exempt\w*|exception\w*|except|unless|waiv\w+|safe harbou?r|carve[- ]out|excluded|exclusion|derogat\w+|small(?:er)? (?:firm|business|compan)\w*|(?:not|n't|never) (?:need|have|required|apply|applies|covered|count)\w*|without (?:consent|notif\w+|telling|asking)|refuse\w*|limit\w* (?:on|to)|do(?:es)?n't (?:apply|count|cover)|no longer|only if|when (?:is|are|can|do)\w* \w+ not)\b/i;
-const DEFINITION_CUES = /\b(?:what (?:is|are|counts?|does|qualifies)|is (?:an?|my|the|it) \w+|are \w+ (?:considered|covered)|count(?:s|ed)? as|consider(?:ed)? (?:as |to be )?|defin\w+|mean(?:s|ing)?|qualif(?:y|ies) as)\b/i;
+const DEFINITION_CUES = /\b(?:what (?:is|are|counts?|does|qualifies)|is (?:an?|my|the|it) \w+|are \w+ (?:considered|covered)|count(?:s|ed)? as|consider(?:ed)? (?:as |to be )?|defin\w+|mean(?:s|ing)?|qualif(?:y|ies) as|difference between|stands? for)\b/i;
 
 export function analyseQuery(query: string, lexicon: Lexicon | undefined, sources: ReadonlySet<ExpansionSource> = new Set(EXPANSION_SOURCES)): AnalysedQuery {
   const words = wordTokens(query);

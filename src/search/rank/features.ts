@@ -4,7 +4,7 @@
  * term statistics, so the user's words and each source of expansions weigh separately.
  */
 import { EXPANSION_SOURCES, type Expansion, type ExpansionSource } from "../lexicon";
-import { termsOf } from "../text/tokens";
+import { stemOf, termsOf } from "../text/tokens";
 import type { AnalysedQuery } from "./analyse";
 import { definitionsIn } from "./definitions";
 
@@ -24,6 +24,7 @@ export const FEATURES = [
   "mentionOut",
   "definesQueryTerm",
   "definitionAsked",
+  "definedShareAsked",
   "exceptionLanguage",
   "exceptionAsked",
   "logLength",
@@ -84,6 +85,17 @@ function fieldOf(tokens: readonly string[], needed: ReadonlySet<string>): Field 
     else list.push(i);
   }
   return { length: tokens.length, positions };
+}
+
+/** The query's words stemmed, stopwords kept, in order: where a defined term ("restriction of processing") is looked for. */
+const stemSequences = new WeakMap<AnalysedQuery, string[]>();
+function stemSequence(query: AnalysedQuery): string[] {
+  let seq = stemSequences.get(query);
+  if (seq === undefined) {
+    seq = query.words.map(stemOf);
+    stemSequences.set(query, seq);
+  }
+  return seq;
 }
 
 /** Every FTS term a query's features look up: its own and its expansions'. */
@@ -242,6 +254,7 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   const defines = definesQueryTerm(cached.defines, query);
   set("definesQueryTerm", defines ? 1 : 0);
   set("definitionAsked", defines && query.asksDefinition ? 1 : 0);
+  set("definedShareAsked", query.asksDefinition ? definedShare(cached.defines, query, stats, idfTotal) : 0);
   const exceptional = cached.exceptionLanguage;
   set("exceptionLanguage", exceptional ? 1 : 0);
   set("exceptionAsked", exceptional && query.asksException ? 1 : 0);
@@ -249,12 +262,43 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   return f;
 }
 
-/** The passage defines a term the query (or one of its expansions) names. */
+/** `terms` occur in `sequence`, adjacent and in order. */
+function containsRun(sequence: readonly string[], terms: readonly string[]): boolean {
+  if (terms.length === 0) return false;
+  for (let i = 0; i + terms.length <= sequence.length; i++) {
+    if (terms.every((t, j) => sequence[i + j] === t)) return true;
+  }
+  return false;
+}
+
+/**
+ * The passage defines a term the query (or one of its expansions) names. Compared stem by
+ * stem, so "home equity line of credit" finds "home-equity line of credit" and "rules" "rule".
+ */
 function definesQueryTerm(defines: Fields["defines"], query: AnalysedQuery): boolean {
   if (defines.length === 0) return false;
-  const queryText = ` ${query.words.join(" ")} `;
+  const sequence = stemSequence(query);
   const expansionTexts = new Set(query.expansions.map((e: Expansion) => e.terms.join(" ")));
-  return defines.some(
-    (d) => queryText.includes(` ${d.term} `) || expansionTexts.has(d.stems.join(" ")) || (d.stems.length === 1 && query.stems.includes(d.stems[0]!)),
-  );
+  return defines.some((d) => containsRun(sequence, d.stems) || expansionTexts.has(d.stems.join(" ")));
+}
+
+/**
+ * How much of the query the passage's best defined term names: the idf-weighted share of
+ * the query's own content words inside a defined term the query names. "personal data
+ * breach" is all of "what does personal data breach mean" bar "mean"; a passage that
+ * defines only "breach" or "personal data" names less of it, so the definition asked for
+ * outranks the definitions of its parts.
+ */
+function definedShare(defines: Fields["defines"], query: AnalysedQuery, stats: TermStatistics, idfTotal: number): number {
+  if (defines.length === 0 || idfTotal === 0) return 0;
+  const sequence = stemSequence(query);
+  let best = 0;
+  for (const d of defines) {
+    if (!containsRun(sequence, d.stems)) continue;
+    const inside = new Set(d.stems);
+    let named = 0;
+    for (const s of query.stems) if (inside.has(s)) named += idf(stats, [s], query.surfaces);
+    best = Math.max(best, named / idfTotal);
+  }
+  return best;
 }
