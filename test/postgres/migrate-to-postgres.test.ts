@@ -198,3 +198,30 @@ test("a source whose stored balance disagrees with its entries rolls the whole c
     rmSync(tampered, { recursive: true, force: true });
   }
 }, 60_000);
+
+test("credits verify finds the same problems on PostgreSQL as on SQLite, in the same words and with the same exit status", async () => {
+  const copy = tempDir("regkb-verify-parity-");
+  try {
+    cpSync(dataDir, copy, { recursive: true });
+    const url = await pg.createDatabase();
+    expect(migrate(copy, url).exitCode).toBe(0);
+    // The same two faults on both engines: a stored balance off by a penny, and a run's settle without its hold.
+    const settle = [crypto.randomUUID(), org.orgId, "settle", -1, "GBP", "orphan settle", "settle:run-orphan", "run-orphan", 1_700_000_000_000, "run_settle"];
+    const insert = "INSERT INTO ledger_entries (id, org_id, type, amount_pence, currency, description, idempotency_key, ref, created_at_ms, purpose) VALUES";
+    const db = new Database(join(copy, "regkb.sqlite"), { strict: true });
+    db.query(`${insert} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...(settle as [string]));
+    db.query("UPDATE credit_balances SET balance_pence = balance_pence + 1 WHERE org_id = ?").run(org.orgId);
+    db.close();
+    const sql = pg.connect(url, 1);
+    await sql.unsafe(`${insert} ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, settle);
+    await sql`UPDATE credit_balances SET balance_pence = balance_pence + 1 WHERE org_id = ${org.orgId}`;
+    const [onSqlite, onPostgres] = [runBinary(["credits", "verify", "--data-dir", copy]), runBinary(["credits", "verify", "--database-url", url])];
+    expect(onSqlite.exitCode).toBe(1);
+    expect(onSqlite.stderr).toContain(`organisation ${org.orgId}: stored balance`);
+    expect(onSqlite.stderr).toContain("run run-orphan: release or settle without exactly one reserve");
+    expect(onPostgres.exitCode).toBe(1);
+    expect(onPostgres.stderr).toBe(onSqlite.stderr);
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}, 60_000);
