@@ -47,7 +47,7 @@ export const LAYERS: { name: string; prefixes: string[] }[] = [
   {
     name: "core",
     prefixes: [
-      "billing/ledger.ts", "billing/ledger-keys.ts", "billing/pricing.ts", "billing/store.ts",
+      "billing/ledger.ts", "billing/ledger-keys.ts", "billing/pricing.ts", "billing/store.ts", "billing/verify-postgres.ts",
       "billing/transaction.ts", "jobs/", "search/",
     ],
   },

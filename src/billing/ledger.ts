@@ -240,39 +240,43 @@ export interface LedgerVerification {
   ok: boolean;
 }
 
-const VERIFY_PROBLEMS_MAX = 1_000;
+export const VERIFY_PROBLEMS_MAX = 1_000;
 
 /** Recomputes every organisation's totals and hold pairing from the entries alone. */
 export function verifyLedger(db: Database): LedgerVerification {
   // One read transaction: a consistent snapshot even while a server writes (WAL).
   return db.transaction(() => {
-    const mismatches: LedgerVerification["mismatches"] = [];
     const totals = store.recomputeTotals(db);
-    for (const t of totals) {
-      if (t.storedBalancePence === null || t.storedHeldPence === null) {
-        mismatches.push({ orgId: t.orgId, problem: "no stored credit balance" });
-        continue;
-      }
-      if (t.storedBalancePence !== t.balancePence || t.storedHeldPence !== t.heldPence) {
-        mismatches.push({
-          orgId: t.orgId,
-          problem: `stored balance ${t.storedBalancePence}/held ${t.storedHeldPence}, entries give ${t.balancePence}/${t.heldPence}`,
-        });
-      }
-      if (t.balancePence - t.heldPence < 0 || t.heldPence < 0) {
-        mismatches.push({ orgId: t.orgId, problem: `entries give available ${t.balancePence - t.heldPence}, held ${t.heldPence}` });
-      }
-      if (mismatches.length >= VERIFY_PROBLEMS_MAX) break;
-    }
-    const holdProblems = store.findHoldProblems(db, VERIFY_PROBLEMS_MAX);
-    return {
-      organisations: totals.length,
-      entries: store.countEntries(db),
-      mismatches,
-      holdProblems,
-      ok: mismatches.length === 0 && holdProblems.length === 0,
-    };
+    return verificationOf(totals, store.findHoldProblems(db, VERIFY_PROBLEMS_MAX), store.countEntries(db));
   }).deferred();
+}
+
+/** The verdict over recomputed totals and hold problems, whichever engine computed them (verify-postgres.ts). */
+export function verificationOf(totals: store.RecomputedTotals[], holdProblems: store.HoldProblem[], entries: number): LedgerVerification {
+  const mismatches: LedgerVerification["mismatches"] = [];
+  for (const t of totals) {
+    if (t.storedBalancePence === null || t.storedHeldPence === null) {
+      mismatches.push({ orgId: t.orgId, problem: "no stored credit balance" });
+      continue;
+    }
+    if (t.storedBalancePence !== t.balancePence || t.storedHeldPence !== t.heldPence) {
+      mismatches.push({
+        orgId: t.orgId,
+        problem: `stored balance ${t.storedBalancePence}/held ${t.storedHeldPence}, entries give ${t.balancePence}/${t.heldPence}`,
+      });
+    }
+    if (t.balancePence - t.heldPence < 0 || t.heldPence < 0) {
+      mismatches.push({ orgId: t.orgId, problem: `entries give available ${t.balancePence - t.heldPence}, held ${t.heldPence}` });
+    }
+    if (mismatches.length >= VERIFY_PROBLEMS_MAX) break;
+  }
+  return {
+    organisations: totals.length,
+    entries,
+    mismatches,
+    holdProblems,
+    ok: mismatches.length === 0 && holdProblems.length === 0,
+  };
 }
 
 // ——— internals ———

@@ -1,10 +1,12 @@
 import { isoFromMs } from "../clock";
-import { getBalance, verifyLedger, type LedgerEntry } from "../billing/ledger";
+import { getBalance, verifyLedger, type LedgerEntry, type LedgerVerification } from "../billing/ledger";
 import { recordAdjustment, recordOperatorTopUp } from "../billing/operator";
 import { listEntries } from "../billing/store";
+import { verifyLedgerPostgres } from "../billing/verify-postgres";
+import { openPostgres, redactDatabaseUrl } from "../db/postgres/connect";
 import { requireOrganisation } from "../auth/service";
 import { CliError, optionalString, requiredString } from "./args";
-import type { Command } from "./command";
+import type { Command, CommandResult } from "./command";
 
 const SHOW_ENTRIES_MAX = 20;
 const VERIFY_PROBLEMS_SHOWN = 20;
@@ -80,25 +82,38 @@ export const creditCommands: Command[] = [
   },
   {
     name: "credits verify",
-    summary: "Recompute every balance and hold from the ledger entries; exit 1 on any mismatch",
-    usage: "regkb credits verify",
+    summary: "Recompute every balance and hold from the ledger entries (PostgreSQL with --database-url); exit 1 on any mismatch",
+    usage: "regkb credits verify [--database-url URL]",
     flags: {},
-    async run({ deps }) {
-      const report = verifyLedger((await deps()).db);
-      const problems = [
-        ...report.mismatches.map((m) => `organisation ${m.orgId}: ${m.problem}`),
-        ...report.holdProblems.map((h) => `run ${h.runId}: ${h.problem}`),
-      ];
-      if (!report.ok) {
-        throw new CliError(
-          `ledger verification FAILED (${problems.length} problems over ${report.organisations} organisations, ${report.entries} entries): ` +
-            problems.slice(0, VERIFY_PROBLEMS_SHOWN).join("; "),
-        );
+    async run({ config, deps }) {
+      if (config.databaseUrl === undefined) return verificationResult(verifyLedger((await deps()).db));
+      const sql = openPostgres({ url: config.databaseUrl, poolSize: 1 });
+      try {
+        const report = await verifyLedgerPostgres(sql).catch((error: unknown) => {
+          throw new Error(`PostgreSQL at ${redactDatabaseUrl(config.databaseUrl!)}: ${(error as Error).message}`);
+        });
+        return verificationResult(report);
+      } finally {
+        await sql.close();
       }
-      return {
-        json: report,
-        text: `ledger verified: ${report.organisations} organisations, ${report.entries} entries; every balance and hold matches its entries`,
-      };
     },
   },
 ];
+
+/** The same words and exit status whichever engine was verified. */
+export function verificationResult(report: LedgerVerification): CommandResult {
+  const problems = [
+    ...report.mismatches.map((m) => `organisation ${m.orgId}: ${m.problem}`),
+    ...report.holdProblems.map((h) => `run ${h.runId}: ${h.problem}`),
+  ];
+  if (!report.ok) {
+    throw new CliError(
+      `ledger verification FAILED (${problems.length} problems over ${report.organisations} organisations, ${report.entries} entries): ` +
+        problems.slice(0, VERIFY_PROBLEMS_SHOWN).join("; "),
+    );
+  }
+  return {
+    json: report,
+    text: `ledger verified: ${report.organisations} organisations, ${report.entries} entries; every balance and hold matches its entries`,
+  };
+}

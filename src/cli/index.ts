@@ -10,17 +10,18 @@ import { creditCommands } from "./credits";
 import { jurisdictionCommands } from "./jurisdiction";
 import { keyCommands } from "./key";
 import { migrateCommands } from "./migrate";
+import { migrateToPostgresCommands } from "./migrate-to-postgres";
 import { orgCommands } from "./org";
 import { serveCommands } from "./serve";
 import { userCommands } from "./user";
 
-export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...creditCommands, ...backupCommands, ...userCommands, ...corpusCommands, ...migrateCommands];
+export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...creditCommands, ...backupCommands, ...userCommands, ...corpusCommands, ...migrateCommands, ...migrateToPostgresCommands];
 
 // --database-url is common so that every command refuses it clearly (PostgresUnavailable), not as an unknown flag.
 const COMMON_FLAGS = { "data-dir": "string", "database-url": "string", json: "boolean", help: "boolean" } as const;
 
-/** The one command that works on PostgreSQL in this version; the rest say so instead of using SQLite silently. */
-const POSTGRES_COMMANDS = new Set(["migrate"]);
+/** The commands that work on PostgreSQL in this version; the rest say so instead of using SQLite silently. */
+const POSTGRES_COMMANDS = new Set(["migrate", "migrate-to-postgres", "credits verify"]);
 
 /** A database URL given to a command that cannot use PostgreSQL yet: exit status 2, not a silent fallback to SQLite. */
 class PostgresUnavailable extends CliError {
@@ -44,7 +45,8 @@ function helpText(): string {
     "Every command takes --data-dir DIR (default $REGKB_DATA_DIR or ./regkb-data) and --json",
     "(one JSON object as the last line of stdout). Exit status 0 on success, 1 on error.",
     "--database-url URL (default $REGKB_DATABASE_URL) names a PostgreSQL database; in this",
-    "version only `regkb migrate` uses it, and every other command refuses it (exit status 2).",
+    "version only `regkb migrate`, `regkb migrate-to-postgres` and `regkb credits verify` use it,",
+    "and every other command refuses it (exit status 2).",
   ].join("\n");
 }
 
