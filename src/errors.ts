@@ -157,6 +157,13 @@ export const ERRORS = {
     example: "--org is required",
     operatorOnly: true,
   },
+  data_dir_in_use: {
+    status: 409,
+    title: "Data directory in use",
+    when: "`regkb serve` or `regkb migrate-to-postgres` on a data directory another regkb process is serving or copying",
+    example: "/var/lib/regkb is in use by another regkb process (a running `regkb serve` or `regkb migrate-to-postgres`): stop it first",
+    operatorOnly: true,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { verifyLedgerIn } from "../billing/verify-postgres";
+import { lockDataDir } from "../db/data-dir-lock";
 import { databasePath } from "../db/open";
 import { openPostgres, redactDatabaseUrl } from "../db/postgres/connect";
 import { copyInstallation, type CopyReport } from "../db/postgres/copy-installation";
@@ -22,10 +23,13 @@ export const migrateToPostgresCommands: Command[] = [
       if (config.databaseUrl === undefined) throw new CliError("--database-url (or REGKB_DATABASE_URL) is required: the PostgreSQL database to copy into");
       const file = databasePath(dataDir);
       if (!existsSync(file) || statSync(file).size === 0) throw new CliError(`${file} does not exist or is empty: --from names a regkb data directory`);
+      // Refused while `regkb serve` runs on it, and no server starts on it until the copy ends:
+      // whatever it wrote after the snapshot would not be copied.
+      const lock = lockDataDir(dataDir);
       const startedMs = performance.now();
+      const where = redactDatabaseUrl(config.databaseUrl);
       const source = new Database(file, { readonly: true, strict: true });
       const target = openPostgres({ url: config.databaseUrl, poolSize: 1 });
-      const where = redactDatabaseUrl(config.databaseUrl);
       try {
         const report = await copyInstallation(
           {
@@ -46,6 +50,7 @@ export const migrateToPostgresCommands: Command[] = [
       } finally {
         source.close();
         await target.close();
+        lock.release();
       }
     },
   },

@@ -1,8 +1,12 @@
 import { backgroundServices } from "../background";
+import { lockDataDir } from "../db/data-dir-lock";
 import { importSampleCorpus } from "../search/corpus/import";
 import { maintainSearchIndex } from "../search/maintenance";
 import { startServer } from "../server";
-import type { Command } from "./command";
+import type { Config } from "../config";
+import type { Deps } from "../deps";
+import type { ParsedFlags } from "./args";
+import type { Command, CommandResult } from "./command";
 import { ensureDemo } from "./demo";
 
 export const serveCommands: Command[] = [
@@ -13,41 +17,51 @@ export const serveCommands: Command[] = [
     // --port, --host and --init are read into the config by the CLI (cli/index.ts), so derived settings follow them.
     flags: { port: "string", host: "string", demo: "boolean", init: "boolean" },
     async run({ flags, config, deps }) {
-      const d = await deps();
-      // Every index upgrade happens here, before listening, never during a request; an index
-      // built by an external embedder other than the configured one fails the start.
-      await maintainSearchIndex(d);
-      if (flags.demo) {
-        // Idempotent (content hashes): imports on the first start, a quick no-op after.
-        const imported = await importSampleCorpus(d);
-        d.log.info("sample_corpus", { added: imported.chunksAdded, unchanged: imported.chunksUnchanged });
-        await maintainSearchIndex(d);
-      }
-      const demo = flags.demo ? await ensureDemo(d) : undefined;
-      let server: Awaited<ReturnType<typeof startServer>>;
+      // One server per data directory: a second would run the same background work beside it,
+      // and `migrate-to-postgres` must know nobody writes while it copies. Held until exit.
+      const lock = lockDataDir(config.dataDir);
       try {
-        server = await startServer(d, { host: config.host, port: config.port, background: backgroundServices(d) });
-      } catch (error) {
-        // Nothing may keep the process alive after a failed start: a supervisor restarts it.
-        d.pdf.close();
-        await d.vectorSearchPool?.close();
-        d.db.close();
-        throw error;
+        return await serve(flags, config, await deps());
+      } finally {
+        lock.release();
       }
-      if (demo) printDemo(server.url, demo);
-      process.stdout.write(`regkb listening on ${server.url}\n`);
-      await new Promise<void>((done) => {
-        const shutdown = (signal: string) => {
-          d.log.info("shutdown_requested", { signal });
-          server.stop().then(done, done);
-        };
-        process.once("SIGTERM", () => shutdown("SIGTERM"));
-        process.once("SIGINT", () => shutdown("SIGINT"));
-      });
-      return { json: { stopped: true }, text: "regkb stopped" };
     },
   },
 ];
+
+async function serve(flags: ParsedFlags, config: Config, d: Deps): Promise<CommandResult> {
+  // Every index upgrade happens here, before listening, never during a request; an index
+  // built by an external embedder other than the configured one fails the start.
+  await maintainSearchIndex(d);
+  if (flags.demo) {
+    // Idempotent (content hashes): imports on the first start, a quick no-op after.
+    const imported = await importSampleCorpus(d);
+    d.log.info("sample_corpus", { added: imported.chunksAdded, unchanged: imported.chunksUnchanged });
+    await maintainSearchIndex(d);
+  }
+  const demo = flags.demo ? await ensureDemo(d) : undefined;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(d, { host: config.host, port: config.port, background: backgroundServices(d) });
+  } catch (error) {
+    // Nothing may keep the process alive after a failed start: a supervisor restarts it.
+    d.pdf.close();
+    await d.vectorSearchPool?.close();
+    d.db.close();
+    throw error;
+  }
+  if (demo) printDemo(server.url, demo);
+  process.stdout.write(`regkb listening on ${server.url}\n`);
+  await new Promise<void>((done) => {
+    const shutdown = (signal: string) => {
+      d.log.info("shutdown_requested", { signal });
+      server.stop().then(done, done);
+    };
+    process.once("SIGTERM", () => shutdown("SIGTERM"));
+    process.once("SIGINT", () => shutdown("SIGINT"));
+  });
+  return { json: { stopped: true }, text: "regkb stopped" };
+}
 
 function printDemo(url: string, demo: { orgId: string; key: string; availablePence: number }): void {
   process.stdout.write(

@@ -214,3 +214,31 @@ describe("an empty or missing database beside an earlier install's files", () =>
     expect(statSync(join(brandNew, "regkb.sqlite")).size).toBeGreaterThan(0);
   }, 60_000);
 });
+
+describe("one process per data directory", () => {
+  test("a second serve and a migrate-to-postgres are refused while a server runs; once it is SIGKILLed, a new one starts", async () => {
+    const dataDir = join(workDir, "locked");
+    const first = serve(["--port", String(freePort()), "--data-dir", dataDir]);
+    try {
+      await readListeningUrl(first.stdout);
+      const second = serve(["--port", String(freePort()), "--data-dir", dataDir]);
+      expect(await exitWithin(second, 30_000)).toBe(1);
+      expect(await new Response(second.stderr).text()).toContain(`${dataDir} is in use by another regkb process`);
+      // Refused before it connects anywhere: the URL names no server.
+      const copy = runBinary(["migrate-to-postgres", "--from", dataDir, "--database-url", "postgres://nobody:secret@127.0.0.1:1/none", "--json"], { cwd: workDir, env: BASE_ENV });
+      expect(copy.exitCode).toBe(1);
+      expect(copy.json).toEqual({ error: "data_dir_in_use", details: expect.stringContaining(dataDir) });
+    } finally {
+      first.kill("SIGKILL");
+      await first.exited;
+    }
+    // The operating system dropped the dead server's lock: nothing stale to clean up.
+    const next = serve(["--port", String(freePort()), "--data-dir", dataDir]);
+    try {
+      expect(await readListeningUrl(next.stdout)).toStartWith("http://127.0.0.1:");
+    } finally {
+      next.kill("SIGTERM");
+      expect(await next.exited).toBe(0);
+    }
+  }, 120_000);
+});
