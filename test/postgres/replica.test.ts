@@ -93,7 +93,7 @@ function enabledJurisdictions(db: Database, orgId: string): string[] {
 }
 
 /** Every question as each organisation (its enabled jurisdictions, and one jurisdiction alone): citationPath, source and score. */
-async function answers(dataDir: string, jurisdictionsOf: Map<string, string[]>): Promise<{ org: string; results: { citationPath: string; source: string; score: number }[] }[]> {
+async function answers(dataDir: string, jurisdictionsOf: Map<string, string[]>): Promise<{ org: string; results: { citationPath: string | undefined; source: string | undefined; score: number }[] }[]> {
   const embedder = await staticEmbedder();
   return withDb(dataDir, async (db) => {
     const deps = { searchIndex: new SearchIndex(db, embedder) };
