@@ -214,6 +214,37 @@ test("following: a passage deleted in PostgreSQL is gone from the node within 2 
   }
 }, 60_000);
 
+test("regkb replica sync --follow catches up, applies a deletion committed later, and stops cleanly on SIGTERM", async () => {
+  const dir = tempDir("regkb-replica-follow-");
+  dirs.push(dir);
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", REGKB_REPLICA_POLL_MS: "200" };
+  const proc = Bun.spawn([requireBinary(), "replica", "sync", "--follow", "--data-dir", dir, "--database-url", pg.url, "--json"], { env, stdout: "pipe", stderr: "pipe" });
+  const appliedSeq = () =>
+    withDb(dir, (db) => Number(db.query<{ value: string }, [string]>("SELECT value FROM search_index_meta WHERE key = ?").get(REPLICA_APPLIED_SEQ)?.value ?? 0)).catch(() => 0);
+  const [{ newest }] = await pg.sql`SELECT max(seq)::int AS newest FROM passage_changes`;
+  const deadline = Date.now() + 60_000;
+  while ((await appliedSeq()) < newest) {
+    if (Date.now() > deadline) throw new Error("the following node never caught up");
+    await Bun.sleep(20);
+  }
+  const [victim] = await pg.sql`SELECT id::int AS id FROM search_chunks WHERE owner_org_id IS NULL ORDER BY id LIMIT 1`;
+  await pg.sql`DELETE FROM search_chunks WHERE id = ${victim.id}`;
+  while ((await withDb(dir, (db) => db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM search_chunks WHERE id = ?").get(victim.id)!.n)) > 0) {
+    if (Date.now() > deadline) throw new Error("the deletion never reached the following node");
+    await Bun.sleep(20);
+  }
+  proc.kill("SIGTERM");
+  expect(await proc.exited).toBe(0);
+  const stdout = await new Response(proc.stdout).text();
+  expect(stdout).toContain("caught up with PostgreSQL at");
+  expect(stdout).not.toContain(decodeURIComponent(new URL(pg.url).password));
+  const last = JSON.parse(stdout.trim().split("\n").at(-1)!);
+  expect(last.followed).toMatchObject({ changes: 1, removed: 1, written: 0 });
+  expect(last.lag.seqLag).toBe(0);
+  const held = await withDb(dir, (db) => db.query<{ id: number }, []>("SELECT id FROM search_chunks ORDER BY id").all().map((r) => r.id));
+  expect(held).toEqual((await pg.sql`SELECT id::int AS id FROM search_chunks ORDER BY id`).map((r: { id: number }) => r.id));
+}, 120_000);
+
 test("a node configured with another embedder than PostgreSQL's vectors is refused, clearly", async () => {
   const dir = tempDir("regkb-replica-embedder-");
   dirs.push(dir);
