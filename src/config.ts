@@ -13,7 +13,8 @@ export interface Config {
   dataDir: string;
   /**
    * PostgreSQL URL (`--database-url`) for the system of record; undefined = the embedded
-   * SQLite database in dataDir. In this version only `regkb migrate` uses it.
+   * SQLite database in dataDir. In this version only `regkb migrate`, `migrate-to-postgres`,
+   * `credits verify` and `replica sync` use it.
    */
   databaseUrl: string | undefined;
   /**
