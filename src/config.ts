@@ -13,7 +13,8 @@ export interface Config {
   dataDir: string;
   /**
    * PostgreSQL URL (`--database-url`) for the system of record; undefined = the embedded
-   * SQLite database in dataDir. In this version only `regkb migrate` uses it.
+   * SQLite database in dataDir. In this version only `regkb migrate`, `migrate-to-postgres`,
+   * `credits verify` and `replica sync` use it.
    */
   databaseUrl: string | undefined;
   /**
@@ -66,6 +67,13 @@ export interface Config {
    * 0 = no cap beyond the kind's concurrency. Claims are fair between organisations either way.
    */
   runsPerOrganisationMax: number;
+  /**
+   * `regkb replica sync --follow`: the longest wait between two reads of PostgreSQL's passage
+   * change log (a change's notification usually wakes the node sooner).
+   */
+  replicaPollMs: number;
+  /** Changes a replica applies per batch: one PostgreSQL read and one SQLite transaction each. */
+  replicaBatchChanges: number;
   /** A run whose worker stops renewing its lease for this long is taken over. */
   runLeaseMs: number;
   runMaxAttempts: number;
@@ -187,6 +195,8 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),
     executionConcurrency: integer(env, "REGKB_EXECUTION_CONCURRENCY", 2, 1, 64),
     runsPerOrganisationMax: integer(env, "REGKB_RUNS_PER_ORGANISATION_MAX", 0, 0, 64),
+    replicaPollMs: integer(env, "REGKB_REPLICA_POLL_MS", 500, 50, 60_000),
+    replicaBatchChanges: integer(env, "REGKB_REPLICA_BATCH_CHANGES", 500, 1, 500),
     runLeaseMs: integer(env, "REGKB_RUN_LEASE_MS", 30_000, 1_000, 3_600_000),
     runMaxAttempts: integer(env, "REGKB_RUN_MAX_ATTEMPTS", 3, 1, 100),
     shutdownTimeoutMs: integer(env, "REGKB_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),

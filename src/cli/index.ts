@@ -12,16 +12,17 @@ import { keyCommands } from "./key";
 import { migrateCommands } from "./migrate";
 import { migrateToPostgresCommands } from "./migrate-to-postgres";
 import { orgCommands } from "./org";
+import { replicaCommands } from "./replica";
 import { serveCommands } from "./serve";
 import { userCommands } from "./user";
 
-export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...creditCommands, ...backupCommands, ...userCommands, ...corpusCommands, ...migrateCommands, ...migrateToPostgresCommands];
+export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdictionCommands, ...keyCommands, ...creditCommands, ...backupCommands, ...userCommands, ...corpusCommands, ...migrateCommands, ...migrateToPostgresCommands, ...replicaCommands];
 
 // --database-url is common so that every command refuses it clearly (PostgresUnavailable), not as an unknown flag.
 const COMMON_FLAGS = { "data-dir": "string", "database-url": "string", json: "boolean", help: "boolean" } as const;
 
 /** The commands that work on PostgreSQL in this version; the rest say so instead of using SQLite silently. */
-const POSTGRES_COMMANDS = new Set(["migrate", "migrate-to-postgres", "credits verify"]);
+const POSTGRES_COMMANDS = new Set(["migrate", "migrate-to-postgres", "credits verify", "replica sync"]);
 
 /** A database URL given to a command that cannot use PostgreSQL yet: exit status 2, not a silent fallback to SQLite. */
 class PostgresUnavailable extends CliError {
@@ -45,7 +46,8 @@ function helpText(): string {
     "Every command takes --data-dir DIR (default $REGKB_DATA_DIR or ./regkb-data) and --json",
     "(one JSON object as the last line of stdout). Exit status 0 on success, 1 on error.",
     "--database-url URL (default $REGKB_DATABASE_URL) names a PostgreSQL database; in this",
-    "version only `regkb migrate`, `regkb migrate-to-postgres` and `regkb credits verify` use it,",
+    "version only `regkb migrate`, `regkb migrate-to-postgres`, `regkb credits verify` and",
+    "`regkb replica sync` use it,",
     "and every other command refuses it (exit status 2).",
   ].join("\n");
 }

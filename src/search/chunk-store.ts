@@ -41,14 +41,23 @@ export function chunksOfDocument(db: Database, documentId: string): Pick<ChunkRo
     .all(documentId);
 }
 
-/** The passage's row; its BM25 row, citation keys and vectors are written beside it (see indexing.ts). */
-export function insertChunkRow(db: Database, chunk: NewChunk): number {
+/** The id of the passage at a document's position, if any. */
+export function chunkIdAt(db: Database, documentId: string, position: number): number | undefined {
+  return db.query<{ id: number }, [string, number]>("SELECT id FROM search_chunks WHERE document_id = ? AND position = ?").get(documentId, position)?.id;
+}
+
+/**
+ * The passage's row; its BM25 row, citation keys and vectors are written beside it (see
+ * indexing.ts). `id`: the system of record's id (a replica keeps PostgreSQL's), else a new one.
+ */
+export function insertChunkRow(db: Database, chunk: NewChunk, id: number | null = null): number {
   const { lastInsertRowid } = db
     .query(
-      `INSERT INTO search_chunks (document_id, owner_org_id, position, source, citation_path, heading, title, content, jurisdiction_slugs, content_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO search_chunks (id, document_id, owner_org_id, position, source, citation_path, heading, title, content, jurisdiction_slugs, content_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
+      id,
       chunk.documentId,
       chunk.ownerOrgId,
       chunk.position,

@@ -5,12 +5,12 @@
  */
 import type { Database } from "bun:sqlite";
 import { citationKeysOfPath } from "./citations";
-import { chunksOfDocument, deleteChunkRow, insertChunkRow, insertCitationKeys, jurisdictionNames, type NewChunk } from "./chunk-store";
+import { chunkIdAt, chunksOfDocument, deleteChunkRow, insertChunkRow, insertCitationKeys, jurisdictionNames, loadChunks, type NewChunk } from "./chunk-store";
 import { deleteFtsRow, insertFtsRow, type FtsText } from "./fts-store";
 import type { Centroids } from "./ivf";
 import { embeddingText, ftsText } from "./passage-text";
 import type { SearchIndex } from "./search-index";
-import { deleteVectorsOfChunk, insertVectors } from "./vector-store";
+import { chunkVectors, deleteVectorsOfChunk, insertVectors } from "./vector-store";
 
 /** What indexing needs from Deps. */
 export interface IndexingDeps {
@@ -108,9 +108,84 @@ export function deleteDocumentChunks(deps: IndexingDeps, documentId: string): vo
   }).immediate();
 }
 
+/** A passage as the system of record (PostgreSQL) holds it: its id, its fields and its stored vector. */
+export interface StoredPassage extends NewChunk {
+  id: number;
+  vector: Float32Array;
+}
+
+export interface StoredPassagesResult {
+  written: number;
+  unchanged: number;
+  removed: number;
+}
+
+/**
+ * Makes the index hold `passages` as given (same ids, the vectors given: nothing is
+ * embedded) and none of `removedIds`, in one transaction with `alsoInTransaction` (a
+ * replica's position in the change log). A passage already held as given is left alone and
+ * an absent one is not removed, so applying the same state twice changes nothing. A passage
+ * held under another id at the same (document, position) is stale and goes.
+ */
+export function putStoredPassages(
+  index: SearchIndex,
+  passages: readonly StoredPassage[],
+  removedIds: readonly number[],
+  alsoInTransaction: () => void = () => {},
+): StoredPassagesResult {
+  index.assertReady();
+  const { db } = index;
+  const names = jurisdictionNames(db);
+  const result: StoredPassagesResult = { written: 0, unchanged: 0, removed: 0 };
+  db.transaction(() => {
+    const ids = [...passages.map((p) => p.id), ...removedIds];
+    const held = loadChunks(db, ids);
+    const heldVectors = chunkVectors(db, passages.map((p) => p.id));
+    for (const id of removedIds) {
+      if (!held.has(id)) continue;
+      deleteChunk(db, id);
+      result.removed++;
+    }
+    const centroids = index.centroids.current();
+    for (const p of passages) {
+      const row = held.get(p.id);
+      const same =
+        row !== undefined &&
+        row.content_hash === p.contentHash &&
+        row.document_id === p.documentId &&
+        row.position === p.position &&
+        row.title === p.title &&
+        sameFloats(heldVectors.get(p.id), p.vector);
+      if (same) {
+        result.unchanged++;
+        continue;
+      }
+      if (row !== undefined) deleteChunk(db, p.id);
+      const other = chunkIdAt(db, p.documentId, p.position);
+      if (other !== undefined) deleteChunk(db, other);
+      insertChunk(db, centroids, p, ftsText(p, names), citationKeysOfPath(p.citationPath), p.vector, p.id);
+      result.written++;
+    }
+    alsoInTransaction();
+  }).immediate();
+  return result;
+}
+
+function sameFloats(a: Float32Array | undefined, b: Float32Array): boolean {
+  return a !== undefined && a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+}
+
 /** `centroids`: the shared corpus's clusters, if it is clustered (CentroidCache). */
-function insertChunk(db: Database, centroids: Centroids | undefined, chunk: NewChunk, fts: FtsText, citationKeys: readonly string[], vector: Float32Array): void {
-  const id = insertChunkRow(db, chunk);
+function insertChunk(
+  db: Database,
+  centroids: Centroids | undefined,
+  chunk: NewChunk,
+  fts: FtsText,
+  citationKeys: readonly string[],
+  vector: Float32Array,
+  givenId: number | null = null,
+): void {
+  const id = insertChunkRow(db, chunk, givenId);
   insertFtsRow(db, id, chunk.ownerOrgId, chunk.jurisdictions, fts);
   insertCitationKeys(db, id, citationKeys);
   insertVectors(db, centroids, id, chunk.ownerOrgId, chunk.jurisdictions, vector);

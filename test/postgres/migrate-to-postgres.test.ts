@@ -175,7 +175,7 @@ test("a target at another schema version is refused before anything is copied", 
   await migratePostgres(sql, postgresMigrations.slice(0, -1));
   const run = migrate(dataDir, url);
   expect(run.exitCode).toBe(1);
-  expect(run.stderr).toContain("the PostgreSQL database is at schema version 11, the installation at 12");
+  expect(run.stderr).toContain("the PostgreSQL database is at schema version 12, the installation at 13");
   const [{ n }] = await sql`SELECT count(*)::int AS n FROM jurisdictions`;
   expect(n).toBe(0);
 }, 60_000);

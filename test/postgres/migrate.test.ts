@@ -45,8 +45,8 @@ test("a database newer than the binary is refused and left as it is", async () =
   const sql = pg.connect(url, 1);
   await migratePostgres(sql);
   await sql`INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (99, '099_future', 0)`;
-  const withNext = [...postgresMigrations, { version: 13, name: "013_next", sql: "CREATE TABLE next_thing (id TEXT)" }];
-  await expect(migratePostgres(sql, withNext)).rejects.toThrow("database schema version 99 is newer than this binary knows (13); upgrade regkb");
+  const withNext = [...postgresMigrations, { version: 14, name: "014_next", sql: "CREATE TABLE next_thing (id TEXT)" }];
+  await expect(migratePostgres(sql, withNext)).rejects.toThrow("database schema version 99 is newer than this binary knows (14); upgrade regkb");
   const [{ exists }] = await sql`SELECT to_regclass('next_thing') IS NOT NULL AS exists`;
   expect(exists).toBe(false);
 });
@@ -54,10 +54,10 @@ test("a database newer than the binary is refused and left as it is", async () =
 test("a migration that fails leaves its version unapplied and the ones before it applied", async () => {
   const url = await pg.createDatabase();
   const sql = pg.connect(url, 1);
-  const broken = [...postgresMigrations, { version: 13, name: "013_broken", sql: "CREATE TABLE half (id TEXT); SELECT 1/0;" }];
+  const broken = [...postgresMigrations, { version: 14, name: "014_broken", sql: "CREATE TABLE half (id TEXT); SELECT 1/0;" }];
   await expect(migratePostgres(sql, broken)).rejects.toThrow("division by zero");
   const [{ newest }] = await sql`SELECT max(version)::int AS newest FROM schema_migrations`;
-  expect(newest).toBe(12);
+  expect(newest).toBe(13);
   const [{ exists }] = await sql`SELECT to_regclass('half') IS NOT NULL AS exists`;
   expect(exists).toBe(false);
 });

@@ -13,6 +13,7 @@ import m008 from "./008_search_titles.sql" with { type: "text" };
 import m010 from "./010_run_fairness.sql" with { type: "text" };
 import m011 from "./011_ledger_purpose.sql" with { type: "text" };
 import m012 from "./012_search_cluster_jurisdictions.sql" with { type: "text" };
+import m013 from "./013_passage_change_notify.sql" with { type: "text" };
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: "001_foundation", sql: m001 },
@@ -25,4 +26,5 @@ export const postgresMigrations: Migration[] = [
   { version: 10, name: "010_run_fairness", sql: m010 },
   { version: 11, name: "011_ledger_purpose", sql: m011 },
   { version: 12, name: "012_search_cluster_jurisdictions", sql: m012 },
+  { version: 13, name: "013_passage_change_notify", sql: m013 },
 ];
