@@ -3,10 +3,10 @@
  *
  *   bun scripts/bench/search.ts [--sizes 10000,100000] [--vectors 1000000] [--queries 200]
  *                               [--probes 4,8,16,32] [--shortlist 50] [--search-workers N]
- *                               [--data DIR] [--skip-import]
+ *                               [--data DIR] [--skip-import] [--skip-corpora]
  *
  * --data DIR keeps the corpus in DIR (built on the first run, reused after); --search-workers
- * sets REGKB_SEARCH_WORKERS; --skip-import leaves out part 1.
+ * sets REGKB_SEARCH_WORKERS; --skip-import leaves out part 1, --skip-corpora part 2.
  *
  * 1. Sample-corpus import into an empty database: seconds and passages/s.
  * 2. Real-ish corpora of 10k and 100k passages (corpus.ts builds them). p50/p95 of
@@ -15,13 +15,14 @@
  *    part of it (SearchTrace: embedding, query analysis and expansion, scope resolution,
  *    BM25, the wait for the vector half, fusion, stage two, materialisation, the reply's
  *    JSON; and the vector half's own time on the worker and its round trip); then paid
- *    searches/s over HTTP with 4 concurrent clients.
+ *    searches/s over HTTP with 4 concurrent clients, with each synchronous setting.
  *    Also the vector search alone (all probe counts once the corpus is clustered): p50/p95
  *    and recall@10 against exact search, by vec0's scan and by the search workers' in-memory copy.
  * 3. 1M synthetic vectors (mixtures of real passage embeddings plus noise, so they keep the
  *    real embeddings' anisotropy that quantization has to cope with): p50/p95 of the
  *    vector search (int8 shortlist + float re-score) and its recall@10 against exact
- *    search, scanning everything, then clustered (training time) at several probe counts.
+ *    search, scanning everything, then clustered (training time) at several probe counts,
+ *    by vec0's scan and by a search worker's in-memory copy.
  */
 import { rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
@@ -56,13 +57,13 @@ function maintain(searchIndex: SearchIndex) {
   return maintainSearchIndex({ searchIndex, config: { embedder: { kind: "static" } }, log: createLogger("silent") });
 }
 
+/** Exact answers are computed once per query and reused for every probe count (they cost seconds each at 1M). */
+const exactAnswers = new Map<string, Set<number>>();
+
 /**
  * Vector search alone over every shared jurisdiction: p50/p95 (query embedding included)
  * and recall@10 against exact search, at one probe count.
  */
-/** Exact answers are computed once per query and reused for every probe count (they cost seconds each at 1M). */
-const exactAnswers = new Map<string, Set<number>>();
-
 async function vectorFigures(index: SearchIndex, slugs: string[], probes: number, allShared = true, memory?: VectorMemory): Promise<string> {
   const { db, embedder } = index;
   const shortlist = SHORTLIST;
@@ -174,7 +175,11 @@ async function benchCorpora(): Promise<void> {
       console.log(`corpus ${target}: searchKnowledgeBase, ${label} (${QUERY_COUNT} queries, embedding included), ms by part:`);
       for (const line of await latencyBreakdown(corpus, [...jurisdictions])) console.log(`  ${line}`);
     }
-    console.log(`corpus ${target}: HTTP ${CLIENTS} clients ${(await httpThroughput(corpus, String(server.url))).toFixed(0)} paid searches/s`);
+    // Each paid search commits its charge on the request's thread: with `full` (the default) that waits for an fsync.
+    console.log(`corpus ${target}: HTTP ${CLIENTS} clients ${(await httpThroughput(corpus, String(server.url))).toFixed(0)} paid searches/s (REGKB_SQLITE_SYNCHRONOUS=full)`);
+    deps.db.exec("PRAGMA synchronous = NORMAL");
+    console.log(`corpus ${target}: HTTP ${CLIENTS} clients ${(await httpThroughput(corpus, String(server.url))).toFixed(0)} paid searches/s (REGKB_SQLITE_SYNCHRONOUS=normal)`);
+    deps.db.exec("PRAGMA synchronous = FULL");
     const clusters = deps.searchIndex.centroids.current()?.count;
     const sharedSlugs = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
     if (clusters === undefined) {
@@ -244,8 +249,14 @@ async function benchVectors(): Promise<void> {
     const trainStarted = performance.now();
     const trained = (await maintain(deps.searchIndex)).clustered!;
     console.log(`vectors ${VECTORS}: clustered into ${trained.clusters} clusters in ${((performance.now() - trainStarted) / 1000).toFixed(1)} s`);
+    // As a search worker scans them: its in-memory int8 copy (vector-memory.ts).
+    const memory = new VectorMemory(db);
+    const loadStarted = performance.now();
+    if (!(await memory.load())) throw new Error("the in-memory vector copy did not load");
+    console.log(`vectors ${VECTORS}: in-memory copy ${memory.size.rows} rows, ${(memory.size.bytes / 1e6).toFixed(0)} MB, loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
     for (const probes of PROBES) {
       console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters ${await vectorFigures(deps.searchIndex, slugs, probes)}`);
+      console.log(`vectors ${VECTORS}: ${probes}/${trained.clusters} clusters in memory ${await vectorFigures(deps.searchIndex, slugs, probes, true, memory)}`);
     }
   }
   db.close();
@@ -253,5 +264,5 @@ async function benchVectors(): Promise<void> {
 }
 
 if (!process.argv.includes("--skip-import")) await benchSampleImport();
-await benchCorpora();
+if (!process.argv.includes("--skip-corpora")) await benchCorpora();
 if (VECTORS > 0) await benchVectors();
