@@ -2,12 +2,12 @@ import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { verifyLedgerIn } from "../billing/verify-postgres";
-import { lockDataDir } from "../db/data-dir-lock";
 import { databasePath } from "../db/open";
 import { openPostgres, redactDatabaseUrl } from "../db/postgres/connect";
 import { copyInstallation, type CopyReport } from "../db/postgres/copy-installation";
 import { documentPath } from "../documents/files";
 import { CliError, requiredString } from "./args";
+import { lockDataDir } from "./data-dir";
 import type { Command } from "./command";
 import { verificationResult } from "./credits";
 

@@ -1,11 +1,11 @@
 import { backgroundServices } from "../background";
-import { lockDataDir } from "../db/data-dir-lock";
 import { importSampleCorpus } from "../search/corpus/import";
 import { maintainSearchIndex } from "../search/maintenance";
 import { startServer } from "../server";
 import type { Config } from "../config";
 import type { Deps } from "../deps";
 import type { ParsedFlags } from "./args";
+import { lockDataDir } from "./data-dir";
 import type { Command, CommandResult } from "./command";
 import { ensureDemo } from "./demo";
 

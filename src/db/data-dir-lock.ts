@@ -1,21 +1,21 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Refusal } from "../errors";
 
 /** The file whose lock marks a data directory as in use by `regkb serve` or `regkb migrate-to-postgres`. */
-export const DATA_DIR_LOCK_FILE = "regkb.lock";
+const DATA_DIR_LOCK_FILE = "regkb.lock";
 
 export interface DataDirLock {
   release(): void;
 }
 
 /**
- * An exclusive SQLite transaction on <data>/regkb.lock, held until release(). SQLite's file
- * lock is the operating system's: it goes with the process (a SIGKILLed server leaves
- * nothing stale to clean up) and every other process and connection sees it.
+ * An exclusive SQLite transaction on <data>/regkb.lock, held until release(), or undefined
+ * when another process or connection holds it. SQLite's file lock is the operating
+ * system's: it goes with the process (a SIGKILLed server leaves nothing stale to clean up)
+ * and every other process and connection sees it.
  */
-export function lockDataDir(dataDir: string): DataDirLock {
+export function tryLockDataDir(dataDir: string): DataDirLock | undefined {
   mkdirSync(dataDir, { recursive: true });
   const db = new Database(join(dataDir, DATA_DIR_LOCK_FILE), { create: true });
   try {
@@ -23,9 +23,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     db.exec("BEGIN EXCLUSIVE");
   } catch (error) {
     db.close();
-    if ((error as { code?: string }).code === "SQLITE_BUSY") {
-      throw new Refusal("data_dir_in_use", `${dataDir} is in use by another regkb process (a running \`regkb serve\` or \`regkb migrate-to-postgres\`): stop it first`);
-    }
+    if ((error as { code?: string }).code === "SQLITE_BUSY") return undefined;
     throw error;
   }
   return {
