@@ -50,9 +50,8 @@ async function serve(flags: ParsedFlags, config: Config, d: Deps): Promise<Comma
     d.db.close();
     throw error;
   }
-  if (demo) printDemo(server.url, demo);
-  process.stdout.write(`regkb listening on ${server.url}\n`);
-  await new Promise<void>((done) => {
+  // Handlers first: a supervisor may signal as soon as it reads the line below.
+  const stopped = new Promise<void>((done) => {
     const shutdown = (signal: string) => {
       d.log.info("shutdown_requested", { signal });
       server.stop().then(done, done);
@@ -60,6 +59,9 @@ async function serve(flags: ParsedFlags, config: Config, d: Deps): Promise<Comma
     process.once("SIGTERM", () => shutdown("SIGTERM"));
     process.once("SIGINT", () => shutdown("SIGINT"));
   });
+  if (demo) printDemo(server.url, demo);
+  process.stdout.write(`regkb listening on ${server.url}\n`);
+  await stopped;
   return { json: { stopped: true }, text: "regkb stopped" };
 }
 
