@@ -49,6 +49,8 @@ function refuseExisting(to: string): void {
 }
 
 async function postgresVersion(tx: SQL): Promise<number> {
+  const [{ present }] = await tx`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`;
+  if (!present) throw new Error("the PostgreSQL database has no regkb schema (schema_migrations is missing): nothing to back up");
   const [{ version }] = await tx`SELECT max(version) AS version FROM schema_migrations`;
   return Number(version);
 }
@@ -173,6 +175,9 @@ export function describePostgresBackup(where: string, report: PostgresBackupRepo
     `  PDF bytes: ${report.pdfBytes}`,
     `ledger replayed and checked against PostgreSQL: ${ledger.organisations} organisations, ${ledger.entries} entries, ` +
       `balances ${ledger.balancePence}p, held ${ledger.heldPence}p; every organisation's balance, hold, entry count and sum per type equal; credits verify passes`,
+    ...(report.maintenance.clustered === undefined
+      ? []
+      : [`search index: ${report.maintenance.clustered.vectors} vectors clustered into ${report.maintenance.clustered.clusters} clusters`]),
     `serve it with: regkb serve --data-dir ${report.to}`,
   ].join("\n");
 }

@@ -101,9 +101,10 @@ async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string>
     seen += decoder.decode(value);
     const match = /listening on (http:\/\/\S+)/.exec(seen);
     if (match) {
+      // Drain the rest so the server never blocks on a full pipe; a read cut short by its exit is no error here.
       void (async () => {
         while (!(await reader.read()).done);
-      })();
+      })().catch(() => {});
       return match[1]!;
     }
   }
@@ -147,6 +148,15 @@ test("an existing, non-empty --to is refused and left as it was", () => {
   expect(readdirSync(occupied)).toEqual(["keep.txt"]);
   expect(existsSync(`${occupied}.partial`)).toBe(false);
 });
+
+test("a PostgreSQL database without regkb's schema is refused in one line, leaving nothing", async () => {
+  const to = join(workDir, "from-empty");
+  const run = backup(await pg.createDatabase(), to);
+  expect(run.exitCode).toBe(1);
+  expect(run.stderr).toContain("the PostgreSQL database has no regkb schema (schema_migrations is missing): nothing to back up; no backup was written");
+  expect(existsSync(to)).toBe(false);
+  expect(existsSync(`${to}.partial`)).toBe(false);
+}, 60_000);
 
 test("a PostgreSQL whose stored balance disagrees with its entries fails the backup, naming the organisation, and leaves nothing", async () => {
   const url = await freshCopy();
