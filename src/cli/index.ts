@@ -22,7 +22,7 @@ export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdi
 const COMMON_FLAGS = { "data-dir": "string", "database-url": "string", json: "boolean", help: "boolean" } as const;
 
 /** The commands that work on PostgreSQL in this version; the rest say so instead of using SQLite silently. */
-const POSTGRES_COMMANDS = new Set(["migrate", "migrate-to-postgres", "credits verify", "replica sync"]);
+const POSTGRES_COMMANDS = new Set(["migrate", "migrate-to-postgres", "credits verify", "replica sync", "backup"]);
 
 /** A database URL given to a command that cannot use PostgreSQL yet: exit status 2, not a silent fallback to SQLite. */
 class PostgresUnavailable extends CliError {
@@ -46,8 +46,8 @@ function helpText(): string {
     "Every command takes --data-dir DIR (default $REGKB_DATA_DIR or ./regkb-data) and --json",
     "(one JSON object as the last line of stdout). Exit status 0 on success, 1 on error.",
     "--database-url URL (default $REGKB_DATABASE_URL) names a PostgreSQL database; in this",
-    "version only `regkb migrate`, `regkb migrate-to-postgres`, `regkb credits verify` and",
-    "`regkb replica sync` use it,",
+    "version only `regkb migrate`, `regkb migrate-to-postgres`, `regkb credits verify`,",
+    "`regkb replica sync` and `regkb backup` use it,",
     "and every other command refuses it (exit status 2).",
   ].join("\n");
 }

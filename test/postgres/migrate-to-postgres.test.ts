@@ -8,95 +8,27 @@ import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { createUser } from "../../src/dashboard/users";
 import { COPIED_TABLES } from "../../src/db/postgres/copy-tables";
 import { migratePostgres } from "../../src/db/postgres/migrate";
 import { postgresMigrations } from "../../src/db/postgres/migrations";
-import { importSampleCorpus } from "../../src/search/corpus/import";
-import { DashboardClient } from "../dashboard/client";
-import { REAL_PDF_DIR, REAL_PDFS } from "../documents/real-pdfs";
-import { waitForStatus } from "../screenings/fixtures";
+import { REAL_PDF_DIR } from "../documents/real-pdfs";
 import { runBinary } from "../helpers/binary";
+import { buildInstallation, columnsOf, KEPT_PDF, normaliseRows, postgresRows } from "../helpers/installation";
 import { usePostgres } from "../helpers/postgres";
-import { startTestServer, tempDir, type TestOrg, type TestServer } from "../helpers/server";
+import { tempDir, type TestOrg } from "../helpers/server";
 
 const pg = usePostgres();
 const dataDir = tempDir("regkb-migrate-source-");
-const KEPT_PDF = REAL_PDFS.find((p) => p.file === "iowa_715c.pdf")!;
-const DELETED_PDF = REAL_PDFS.find((p) => p.file === "kentucky_KRS_365.720.pdf")!;
 let org: TestOrg;
 
-async function upload(server: TestServer, file: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([await Bun.file(join(REAL_PDF_DIR, file)).bytes()], file, { type: "application/pdf" }));
-  const res = await server.api("/v1/documents", { key: org.key, method: "POST", body: form });
-  expect(res.status).toBe(202);
-  const deadline = Date.now() + 30_000;
-  while ((await server.api(`/v1/documents/${res.body.id}`, { key: org.key })).body.document.status === "processing") {
-    if (Date.now() > deadline) throw new Error(`${file} still processing`);
-    await Bun.sleep(25);
-  }
-  return res.body.id;
-}
-
-/** The source installation, built through the real services and then stopped. */
-async function buildSource(): Promise<void> {
-  const server = await startTestServer({ dataDir });
-  try {
-    await importSampleCorpus(server.deps);
-    org = server.createOrg({ balancePence: 5_000 });
-    server.createOrg({ name: "Idle Ltd" });
-    expect(runBinary(["credits", "top-up", "--data-dir", dataDir, "--org", org.orgId, "--amount-pence", "700", "--reference", "wire-1"]).exitCode).toBe(0);
-    for (const query of ["notify the supervisory authority of a personal data breach", "right to erasure"]) {
-      const res = await server.api("/v1/search", { key: org.key, body: { query }, headers: { "idempotency-key": `search-${query.length}` } });
-      expect(res.status).toBe(200);
-    }
-    for (const keywords of [["data breach notification"], ["consent", "erasure"]]) {
-      const created = await server.api("/v1/screenings", { key: org.key, body: { keywords } });
-      expect(created.status).toBe(202);
-      await waitForStatus(server, org.key, created.body.id, ["completed"], 30_000);
-    }
-    await upload(server, KEPT_PDF.file);
-    const deleted = await upload(server, DELETED_PDF.file);
-    expect((await server.api(`/v1/documents/${deleted}`, { key: org.key, method: "DELETE" })).status).toBeLessThan(300);
-    const user = await createUser(server.deps, { orgId: org.orgId, email: "analyst@example.com" });
-    const browser = new DashboardClient(server.url);
-    await browser.signIn(user.email, "not the password");
-    await browser.signIn(user.email, user.oneTimePassword);
-  } finally {
-    await server.stop();
-  }
-}
-
 beforeAll(async () => {
-  await buildSource();
+  org = await buildInstallation(dataDir);
 }, 120_000);
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function migrate(from: string, url: string) {
   return runBinary(["migrate-to-postgres", "--from", from, "--database-url", url, "--json"]);
-}
-
-/** A value as text whichever engine returned it (PostgreSQL's BIGINT is a string, bytes are a Buffer). */
-function normalise(value: unknown): unknown {
-  if (value instanceof Uint8Array) return `bytes:${Buffer.from(value).toString("hex")}`;
-  if (typeof value === "number" || typeof value === "bigint") return String(value);
-  return value;
-}
-
-function normaliseRows(rows: Record<string, unknown>[]): string[] {
-  return rows.map((row) => JSON.stringify(Object.entries(row).map(([k, v]) => [k, normalise(v)]))).sort();
-}
-
-async function postgresRows(sql: SQL, table: string, columns: string[]): Promise<string[]> {
-  return normaliseRows(await sql.unsafe(`SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}"`));
-}
-
-async function columnsOf(sql: SQL, table: string): Promise<string[]> {
-  const rows: { name: string }[] = await sql`SELECT column_name AS name FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY ordinal_position`;
-  return rows.map((r) => r.name);
 }
 
 async function tableCounts(sql: SQL): Promise<Record<string, number>> {

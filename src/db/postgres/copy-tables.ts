@@ -1,6 +1,7 @@
 // What `regkb migrate-to-postgres` copies from a single node's SQLite database, in the order
-// PostgreSQL's foreign keys need, and the batched copy of one table. Columns come from the
-// PostgreSQL table (the schemas are numbered side by side, so SQLite has each of them).
+// PostgreSQL's foreign keys need, and the batched copy of one table either way (`regkb
+// backup --database-url` copies back). Columns come from the PostgreSQL table (the schemas
+// are numbered side by side, so SQLite has each of them).
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 
@@ -10,7 +11,18 @@ export interface TablePlan {
   orderBy: string;
   /** SQLite WHERE, when only some rows belong in PostgreSQL. */
   where?: string;
+  /** PostgreSQL ORDER BY for the copy back: insertion order where it matters (see INSERTION_ORDER), else the primary key. */
+  postgresOrderBy: string;
 }
+
+/**
+ * PostgreSQL keeps no rowid: the writing transaction (oldest first, wraparound-safe) and
+ * then the row's place in the heap, which is the order of its inserts within one
+ * transaction (migrate-to-postgres writes all of them in one). Per organisation the ledger's
+ * writers take turns on its balance row, so entries come back in an order whose every step
+ * met the balance CHECKs.
+ */
+const INSERTION_ORDER = "age(xmin) DESC, ctid";
 
 /**
  * Parents first. Not copied: credit_balances (PostgreSQL's triggers open and recompute it,
@@ -20,26 +32,26 @@ export interface TablePlan {
  * each node derives from the passages.
  */
 export const COPIED_TABLES: TablePlan[] = [
-  { table: "jurisdictions", orderBy: "rowid" },
-  { table: "organisations", orderBy: "rowid" },
-  { table: "organisation_jurisdictions", orderBy: "org_id, slug" },
-  { table: "api_keys", orderBy: "rowid" },
-  { table: "users", orderBy: "rowid" },
-  { table: "dashboard_sessions", orderBy: "token_hash" },
-  { table: "login_attempts", orderBy: "id" },
-  { table: "top_up_orders", orderBy: "rowid" },
-  { table: "stripe_events", orderBy: "rowid" },
-  { table: "idempotency_keys", orderBy: "org_id, key" },
-  { table: "runs", orderBy: "rowid" },
-  { table: "run_turns", orderBy: "kind, org_id" },
+  { table: "jurisdictions", orderBy: "rowid", postgresOrderBy: "slug" },
+  { table: "organisations", orderBy: "rowid", postgresOrderBy: "id" },
+  { table: "organisation_jurisdictions", orderBy: "org_id, slug", postgresOrderBy: "org_id, slug" },
+  { table: "api_keys", orderBy: "rowid", postgresOrderBy: "id" },
+  { table: "users", orderBy: "rowid", postgresOrderBy: "id" },
+  { table: "dashboard_sessions", orderBy: "token_hash", postgresOrderBy: "token_hash" },
+  { table: "login_attempts", orderBy: "id", postgresOrderBy: "id" },
+  { table: "top_up_orders", orderBy: "rowid", postgresOrderBy: "id" },
+  { table: "stripe_events", orderBy: "rowid", postgresOrderBy: "id" },
+  { table: "idempotency_keys", orderBy: "org_id, key", postgresOrderBy: "org_id, key" },
+  { table: "runs", orderBy: "rowid", postgresOrderBy: "id" },
+  { table: "run_turns", orderBy: "kind, org_id", postgresOrderBy: "kind, org_id" },
   // In the order they were written, so each entry's balance CHECK sees what it saw in SQLite.
-  { table: "ledger_entries", orderBy: "rowid" },
-  { table: "documents", orderBy: "rowid" },
+  { table: "ledger_entries", orderBy: "rowid", postgresOrderBy: INSERTION_ORDER },
+  { table: "documents", orderBy: "rowid", postgresOrderBy: "id" },
   // In id order: the passages' trigger logs one insert each, in this order.
-  { table: "search_chunks", orderBy: "id" },
-  { table: "search_chunk_vectors", orderBy: "chunk_id" },
+  { table: "search_chunks", orderBy: "id", postgresOrderBy: "id" },
+  { table: "search_chunk_vectors", orderBy: "chunk_id", postgresOrderBy: "chunk_id" },
   // Which embedder made the vectors; the rest of SQLite's keys describe its own index.
-  { table: "search_index_meta", orderBy: "key", where: "key IN ('embedder_id', 'dimensions')" },
+  { table: "search_index_meta", orderBy: "key", where: "key IN ('embedder_id', 'dimensions')", postgresOrderBy: "key" },
 ];
 
 /** Bind parameters per INSERT at most (PostgreSQL allows 65,535). */
@@ -78,5 +90,54 @@ export async function copyTable(source: Database, tx: SQL, plan: TablePlan, batc
   } finally {
     select.finalize();
   }
+  return copied;
+}
+
+/** A PostgreSQL value as SQLite stores it: BIGINT arrives as text (pence and times stay far below 2^53), booleans as 0/1. */
+function sqliteValue(value: unknown, dataType: string): unknown {
+  if (value === null || value === undefined) return null;
+  if (dataType === "bigint" || dataType === "numeric") {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n)) throw new Error(`${String(value)} does not fit SQLite's exact integers`);
+    return n;
+  }
+  if (dataType === "boolean") return value ? 1 : 0;
+  return value;
+}
+
+async function postgresColumnTypes(tx: SQL, table: string): Promise<{ name: string; dataType: string }[]> {
+  const rows: { name: string; dataType: string }[] = await tx`SELECT column_name AS name, data_type AS "dataType" FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY ordinal_position`;
+  if (rows.length === 0) throw new Error(`the PostgreSQL schema has no table ${table}`);
+  return rows;
+}
+
+/**
+ * The copy back: one table read through a cursor of the caller's transaction (its
+ * snapshot), `batchRowsMax` rows at a time, each batch written in one SQLite transaction.
+ * Returns the rows copied.
+ */
+export async function copyTableToSqlite(tx: SQL, target: Database, plan: TablePlan, batchRowsMax = BATCH_ROWS_MAX): Promise<number> {
+  const columns = await postgresColumnTypes(tx, plan.table);
+  const names = columns.map((c) => `"${c.name}"`).join(", ");
+  const cursor = `regkb_copy_${plan.table}`;
+  const insert = target.query(`INSERT INTO "${plan.table}" (${names}) VALUES (${columns.map(() => "?").join(", ")})`);
+  const write = target.transaction((rows: Record<string, unknown>[]) => {
+    for (const row of rows) insert.run(...(columns.map((c) => sqliteValue(row[c.name], c.dataType)) as [string]));
+  });
+  await tx.unsafe(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${names} FROM "${plan.table}" ORDER BY ${plan.postgresOrderBy}`);
+  let copied = 0;
+  try {
+    for (;;) {
+      const rows: Record<string, unknown>[] = await tx.unsafe(`FETCH FORWARD ${Math.max(1, batchRowsMax)} FROM ${cursor}`);
+      if (rows.length === 0) break;
+      write.immediate(rows);
+      copied += rows.length;
+    }
+  } finally {
+    insert.finalize();
+  }
+  // Only on success: after a failure the transaction is aborted and is rolled back whole.
+  await tx.unsafe(`CLOSE ${cursor}`);
   return copied;
 }

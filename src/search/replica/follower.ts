@@ -246,7 +246,8 @@ function upsertJurisdictions(db: Database, rows: readonly { slug: string; name: 
   for (const j of rows) upsert.run(j.slug, j.name, j.description);
 }
 
-function storedPassage(p: PostgresPassage & { vector: Float32Array }): StoredPassage {
+/** A passage read from PostgreSQL as indexing takes it (a backup indexes them the same way). */
+export function storedPassage(p: PostgresPassage & { vector: Float32Array }): StoredPassage {
   return {
     id: p.id,
     documentId: p.documentId,

@@ -56,14 +56,8 @@ export async function logPosition(sql: SQL, afterSeq: number): Promise<{ newestS
   return { newestSeq: Number(row.newest), firstPendingAtMs: row.pending === null ? undefined : Number(row.pending) };
 }
 
-/** The passages of `ids` that exist now, with their vectors. */
-export async function passagesByIds(sql: SQL, ids: readonly number[]): Promise<PostgresPassage[]> {
-  if (ids.length === 0) return [];
-  const rows: Record<string, any>[] = await sql`SELECT c.id, c.document_id, c.owner_org_id, c.position, c.source, c.citation_path, c.heading,
-      c.title, c.content, c.jurisdiction_slugs, c.content_hash, v.embedding
-    FROM search_chunks c LEFT JOIN search_chunk_vectors v ON v.chunk_id = c.id
-    WHERE c.id = ANY(${sql.array(ids.map(String), "BIGINT")})`;
-  return rows.map((r) => ({
+function passageOfRow(r: Record<string, any>): PostgresPassage {
+  return {
     id: Number(r.id),
     documentId: r.document_id,
     ownerOrgId: r.owner_org_id,
@@ -76,7 +70,26 @@ export async function passagesByIds(sql: SQL, ids: readonly number[]): Promise<P
     jurisdictions: JSON.parse(r.jurisdiction_slugs) as string[],
     contentHash: r.content_hash,
     vector: r.embedding === null ? undefined : floatsOfBlob(r.embedding as Uint8Array),
-  }));
+  };
+}
+
+/** The passages of `ids` that exist now, with their vectors. */
+export async function passagesByIds(sql: SQL, ids: readonly number[]): Promise<PostgresPassage[]> {
+  if (ids.length === 0) return [];
+  const rows: Record<string, any>[] = await sql`SELECT c.id, c.document_id, c.owner_org_id, c.position, c.source, c.citation_path, c.heading,
+      c.title, c.content, c.jurisdiction_slugs, c.content_hash, v.embedding
+    FROM search_chunks c LEFT JOIN search_chunk_vectors v ON v.chunk_id = c.id
+    WHERE c.id = ANY(${sql.array(ids.map(String), "BIGINT")})`;
+  return rows.map(passageOfRow);
+}
+
+/** Up to `limit` passages with an id above `afterId`, in id order, with their vectors (a backup reads them all this way). */
+export async function passagesAfter(sql: SQL, afterId: number, limit: number): Promise<PostgresPassage[]> {
+  const rows: Record<string, any>[] = await sql`SELECT c.id, c.document_id, c.owner_org_id, c.position, c.source, c.citation_path, c.heading,
+      c.title, c.content, c.jurisdiction_slugs, c.content_hash, v.embedding
+    FROM search_chunks c LEFT JOIN search_chunk_vectors v ON v.chunk_id = c.id
+    WHERE c.id > ${afterId} ORDER BY c.id LIMIT ${limit}`;
+  return rows.map(passageOfRow);
 }
 
 export interface OrganisationRow {
