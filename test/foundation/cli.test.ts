@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { requireBinary, runBinary } from "../helpers/binary";
+import { readListeningUrl, requireBinary, runBinary } from "../helpers/binary";
 import { tempDir } from "../helpers/server";
 
 // Every operator command, run through the compiled binary exactly as an operator would.
@@ -155,19 +155,3 @@ describe("the binary's HTTP edge", () => {
   });
 });
 
-async function readListeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${seen}`);
-    seen += decoder.decode(value);
-    const match = /listening on (http:\/\/\S+)/.exec(seen);
-    if (match) {
-      // Keep draining so the server never blocks or fails writing to a closed pipe.
-      void (async () => { while (!(await reader.read()).done); })();
-      return match[1]!;
-    }
-  }
-}

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { requireBinary, runBinary } from "../helpers/binary";
+import { readListeningUrl, requireBinary, runBinary } from "../helpers/binary";
 import { startFakeStripe, type FakeStripe } from "../helpers/fake-stripe";
 import { startTestServer, tempDir } from "../helpers/server";
 
@@ -31,24 +31,6 @@ const BASE_ENV = { PATH: "/usr/bin:/bin", HOME: "/tmp", REGKB_LOG_LEVEL: "error"
 
 function serve(args: string[], env: Record<string, string> = {}) {
   return Bun.spawn([requireBinary(), "serve", ...args], { cwd: workDir, env: { ...BASE_ENV, ...env }, stdout: "pipe", stderr: "pipe" });
-}
-
-async function readListeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${seen}`);
-    seen += decoder.decode(value);
-    const match = /listening on (http:\/\/\S+)/.exec(seen);
-    if (match) {
-      void (async () => {
-        while (!(await reader.read()).done);
-      })();
-      return match[1]!;
-    }
-  }
 }
 
 /** The exit code, or "still running" after `withinMs` (the process is then killed). */

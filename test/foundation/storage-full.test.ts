@@ -12,7 +12,7 @@ import { createDeps } from "../../src/deps";
 import { createLogger } from "../../src/log";
 import { maintainSearchIndex } from "../../src/search/maintenance";
 import { startServer } from "../../src/server";
-import { requireBinary, runBinary } from "../helpers/binary";
+import { readListeningUrl, requireBinary, runBinary } from "../helpers/binary";
 import { tempDir } from "../helpers/server";
 import { policyPdf } from "../fixtures/pdf/writer";
 
@@ -184,20 +184,3 @@ describe("SQLITE_FULL from the database's own size limit (no mount needed)", () 
   }, 120_000);
 });
 
-async function readListeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${seen}`);
-    seen += decoder.decode(value);
-    const match = /listening on (http:\/\/\S+)/.exec(seen);
-    if (match) {
-      void (async () => {
-        while (!(await reader.read()).done);
-      })();
-      return match[1]!;
-    }
-  }
-}

@@ -34,3 +34,25 @@ export function runBinary(args: string[], options: { cwd?: string; env?: Record<
   }
   return { exitCode: proc.exitCode ?? -1, stdout, stderr: proc.stderr.toString(), json };
 }
+
+/**
+ * The URL a `regkb serve` child prints once it listens; its stdout is then drained, so the
+ * server never blocks on a full pipe (a read cut short by its exit is no error here).
+ */
+export async function readListeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited before listening: ${seen}`);
+    seen += decoder.decode(value);
+    const match = /listening on (http:\/\/\S+)/.exec(seen);
+    if (match) {
+      void (async () => {
+        while (!(await reader.read()).done);
+      })().catch(() => {});
+      return match[1]!;
+    }
+  }
+}

@@ -17,7 +17,8 @@ import { startTestServer, type TestOrg, type TestServer } from "./server";
 export const KEPT_PDF = REAL_PDFS.find((p) => p.file === "iowa_715c.pdf")!;
 export const DELETED_PDF = REAL_PDFS.find((p) => p.file === "kentucky_KRS_365.720.pdf")!;
 
-async function upload(server: TestServer, org: TestOrg, file: string): Promise<string> {
+/** Uploads a real PDF from the shared corpus and waits until its ingestion has finished (ready). */
+export async function uploadPdf(server: TestServer, org: TestOrg, file: string): Promise<string> {
   const form = new FormData();
   form.append("file", new File([await Bun.file(join(REAL_PDF_DIR, file)).bytes()], file, { type: "application/pdf" }));
   const res = await server.api("/v1/documents", { key: org.key, method: "POST", body: form });
@@ -27,6 +28,7 @@ async function upload(server: TestServer, org: TestOrg, file: string): Promise<s
     if (Date.now() > deadline) throw new Error(`${file} still processing`);
     await Bun.sleep(25);
   }
+  expect((await server.api(`/v1/documents/${res.body.id}`, { key: org.key })).body.document.status).toBe("ready");
   return res.body.id;
 }
 
@@ -47,8 +49,8 @@ export async function buildInstallation(dataDir: string): Promise<TestOrg> {
       expect(created.status).toBe(202);
       await waitForStatus(server, org.key, created.body.id, ["completed"], 30_000);
     }
-    await upload(server, org, KEPT_PDF.file);
-    const deleted = await upload(server, org, DELETED_PDF.file);
+    await uploadPdf(server, org, KEPT_PDF.file);
+    const deleted = await uploadPdf(server, org, DELETED_PDF.file);
     expect((await server.api(`/v1/documents/${deleted}`, { key: org.key, method: "DELETE" })).status).toBeLessThan(300);
     const user = await createUser(server.deps, { orgId: org.orgId, email: "analyst@example.com" });
     const browser = new DashboardClient(server.url);

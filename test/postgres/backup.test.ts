@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { COPIED_TABLES } from "../../src/db/postgres/copy-tables";
 import { documentPath } from "../../src/documents/files";
-import { requireBinary, runBinary } from "../helpers/binary";
+import { readListeningUrl, requireBinary, runBinary } from "../helpers/binary";
 import { buildInstallation, columnsOf, normaliseRows } from "../helpers/installation";
 import { usePostgres } from "../helpers/postgres";
 import { tempDir, type TestOrg } from "../helpers/server";
@@ -91,29 +91,10 @@ function serve(dataDir: string) {
   return Bun.spawn([requireBinary(), "serve", "--data-dir", dataDir, "--port", "0"], { env: BASE_ENV, stdout: "pipe", stderr: "pipe" });
 }
 
-async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${seen}`);
-    seen += decoder.decode(value);
-    const match = /listening on (http:\/\/\S+)/.exec(seen);
-    if (match) {
-      // Drain the rest so the server never blocks on a full pipe; a read cut short by its exit is no error here.
-      void (async () => {
-        while (!(await reader.read()).done);
-      })().catch(() => {});
-      return match[1]!;
-    }
-  }
-}
-
 async function searchOver(dataDir: string): Promise<unknown[]> {
   const server = serve(dataDir);
   try {
-    const url = await listeningUrl(server.stdout);
+    const url = await readListeningUrl(server.stdout);
     const answers: unknown[] = [];
     for (const query of QUESTIONS) {
       const res = await fetch(`${url}/v1/search`, {

@@ -8,17 +8,16 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { ReplicaFollower, REPLICA_APPLIED_SEQ } from "../../src/search/replica/follower";
 import { SearchIndex } from "../../src/search/search-index";
 import { searchKnowledgeBase } from "../../src/search/service";
-import { REAL_PDF_DIR } from "../documents/real-pdfs";
 import { requireBinary, runBinary } from "../helpers/binary";
+import { uploadPdf } from "../helpers/installation";
 import { usePostgres } from "../helpers/postgres";
 import { staticEmbedder } from "../helpers/search-index";
-import { startTestServer, tempDir, type TestOrg, type TestServer } from "../helpers/server";
+import { startTestServer, tempDir, type TestOrg } from "../helpers/server";
 import questionsFile from "../search-quality/questions.json";
 
 const pg = usePostgres();
@@ -36,28 +35,14 @@ const QUESTIONS: string[] = [
   "notice to affected persons of a breach of the security of the system",
 ];
 
-async function upload(server: TestServer, org: TestOrg, file: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([await Bun.file(join(REAL_PDF_DIR, file)).bytes()], file, { type: "application/pdf" }));
-  const res = await server.api("/v1/documents", { key: org.key, method: "POST", body: form });
-  expect(res.status).toBe(202);
-  const deadline = Date.now() + 30_000;
-  while ((await server.api(`/v1/documents/${res.body.id}`, { key: org.key })).body.document.status === "processing") {
-    if (Date.now() > deadline) throw new Error(`${file} still processing`);
-    await Bun.sleep(25);
-  }
-  expect((await server.api(`/v1/documents/${res.body.id}`, { key: org.key })).body.document.status).toBe("ready");
-  return res.body.id;
-}
-
 beforeAll(async () => {
   const server = await startTestServer({ dataDir: sourceDir });
   try {
     await importSampleCorpus(server.deps);
     orgA = server.createOrg({ name: "Alpha Bank", balancePence: 5_000 });
     orgB = server.createOrg({ name: "Beta Bank", balancePence: 5_000 });
-    await upload(server, orgA, PDF_A);
-    documentB = await upload(server, orgB, PDF_B);
+    await uploadPdf(server, orgA, PDF_A);
+    documentB = await uploadPdf(server, orgB, PDF_B);
   } finally {
     await server.stop();
   }
