@@ -150,33 +150,37 @@ export interface HoldProblem {
  * returns exactly the hold, a settle never exceeds it and never appears without its release.
  */
 export function findHoldProblems(db: Database, limit: number): HoldProblem[] {
-  return db
-    .query<HoldProblem, [number]>(
-      `WITH runs AS (
-         SELECT ref AS run_id,
-           SUM(CASE WHEN type = 'reserve' THEN 1 ELSE 0 END) AS reserves,
-           SUM(CASE WHEN type = 'release' THEN 1 ELSE 0 END) AS releases,
-           SUM(CASE WHEN type = 'settle' THEN 1 ELSE 0 END) AS settles,
-           -SUM(CASE WHEN type = 'reserve' THEN amount_pence ELSE 0 END) AS held,
-           SUM(CASE WHEN type = 'release' THEN amount_pence ELSE 0 END) AS released,
-           -SUM(CASE WHEN type = 'settle' THEN amount_pence ELSE 0 END) AS settled,
-           COUNT(DISTINCT org_id) AS orgs
-         FROM ledger_entries
-         WHERE purpose IN ('run_hold', 'run_release', 'run_settle')
-         GROUP BY ref)
-       SELECT run_id AS runId, CASE
-           WHEN reserves <> 1 THEN 'release or settle without exactly one reserve'
-           WHEN releases > 1 OR settles > 1 THEN 'hold resolved more than once'
-           WHEN releases = 1 AND released <> held THEN 'release differs from the hold'
-           WHEN settles = 1 AND releases = 0 THEN 'settle without release'
-           WHEN settled > held THEN 'settle exceeds the hold'
-           WHEN orgs <> 1 THEN 'hold entries span organisations'
-         END AS problem
-       FROM runs
-       WHERE problem IS NOT NULL
-       LIMIT ?`,
-    )
-    .all(limit);
+  return db.query<HoldProblem, [number]>(holdProblemsSql("?")).all(limit);
+}
+
+/**
+ * findHoldProblems' query, in SQL both engines run (verify-postgres.ts passes "$1"), so the
+ * rules are written once. `limitParameter`: the engine's placeholder for the row limit.
+ */
+export function holdProblemsSql(limitParameter: string): string {
+  return `WITH runs AS (
+      SELECT ref AS run_id,
+        SUM(CASE WHEN type = 'reserve' THEN 1 ELSE 0 END) AS reserves,
+        SUM(CASE WHEN type = 'release' THEN 1 ELSE 0 END) AS releases,
+        SUM(CASE WHEN type = 'settle' THEN 1 ELSE 0 END) AS settles,
+        -SUM(CASE WHEN type = 'reserve' THEN amount_pence ELSE 0 END) AS held,
+        SUM(CASE WHEN type = 'release' THEN amount_pence ELSE 0 END) AS released,
+        -SUM(CASE WHEN type = 'settle' THEN amount_pence ELSE 0 END) AS settled,
+        COUNT(DISTINCT org_id) AS orgs
+      FROM ledger_entries
+      WHERE purpose IN ('run_hold', 'run_release', 'run_settle')
+      GROUP BY ref),
+    judged AS (
+      SELECT run_id, CASE
+          WHEN reserves <> 1 THEN 'release or settle without exactly one reserve'
+          WHEN releases > 1 OR settles > 1 THEN 'hold resolved more than once'
+          WHEN releases = 1 AND released <> held THEN 'release differs from the hold'
+          WHEN settles = 1 AND releases = 0 THEN 'settle without release'
+          WHEN settled > held THEN 'settle exceeds the hold'
+          WHEN orgs <> 1 THEN 'hold entries span organisations'
+        END AS problem
+      FROM runs)
+    SELECT run_id AS "runId", problem FROM judged WHERE problem IS NOT NULL ORDER BY run_id LIMIT ${limitParameter}`;
 }
 
 export function countEntries(db: Database): number {

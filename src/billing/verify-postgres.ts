@@ -1,9 +1,9 @@
-// `regkb credits verify` on PostgreSQL: store.ts's recomputeTotals and findHoldProblems in
-// PostgreSQL's dialect, judged by the same verificationOf as on SQLite, so both engines
-// report the same problems in the same words.
+// `regkb credits verify` on PostgreSQL: store.ts's recomputeTotals in PostgreSQL's dialect
+// and its hold-problem query as it is, judged by the same verificationOf as on SQLite, so
+// both engines report the same problems in the same words.
 import type { SQL } from "bun";
 import { verificationOf, VERIFY_PROBLEMS_MAX, type LedgerVerification } from "./ledger";
-import type { HoldProblem, RecomputedTotals } from "./store";
+import { holdProblemsSql, type HoldProblem, type RecomputedTotals } from "./store";
 
 // Sums and counts arrive as float8: exact for pence (|Σ| stays far below 2^53), and numbers, not strings.
 async function recomputeTotals(tx: SQL): Promise<RecomputedTotals[]> {
@@ -21,29 +21,7 @@ async function recomputeTotals(tx: SQL): Promise<RecomputedTotals[]> {
 }
 
 async function findHoldProblems(tx: SQL, limit: number): Promise<HoldProblem[]> {
-  return tx`WITH runs AS (
-      SELECT ref AS run_id,
-        count(*) FILTER (WHERE type = 'reserve') AS reserves,
-        count(*) FILTER (WHERE type = 'release') AS releases,
-        count(*) FILTER (WHERE type = 'settle') AS settles,
-        coalesce(-sum(amount_pence) FILTER (WHERE type = 'reserve'), 0) AS held,
-        coalesce(sum(amount_pence) FILTER (WHERE type = 'release'), 0) AS released,
-        coalesce(-sum(amount_pence) FILTER (WHERE type = 'settle'), 0) AS settled,
-        count(DISTINCT org_id) AS orgs
-      FROM ledger_entries
-      WHERE purpose IN ('run_hold', 'run_release', 'run_settle')
-      GROUP BY ref),
-    judged AS (
-      SELECT run_id, CASE
-          WHEN reserves <> 1 THEN 'release or settle without exactly one reserve'
-          WHEN releases > 1 OR settles > 1 THEN 'hold resolved more than once'
-          WHEN releases = 1 AND released <> held THEN 'release differs from the hold'
-          WHEN settles = 1 AND releases = 0 THEN 'settle without release'
-          WHEN settled > held THEN 'settle exceeds the hold'
-          WHEN orgs <> 1 THEN 'hold entries span organisations'
-        END AS problem
-      FROM runs)
-    SELECT run_id AS "runId", problem FROM judged WHERE problem IS NOT NULL ORDER BY run_id LIMIT ${limit}`;
+  return tx.unsafe(holdProblemsSql("$1"), [limit]);
 }
 
 /** Recomputes every organisation's totals and hold pairing from the entries, in one snapshot (REPEATABLE READ). */
