@@ -77,8 +77,9 @@ export async function postgresRows(sql: SQL, table: string, columns: string[]): 
   return normaliseRows(await sql.unsafe(`SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}"`));
 }
 
-export async function columnsOf(sql: SQL, table: string): Promise<string[]> {
+/** The columns of a copied table that both engines hold (PostgreSQL's table less its own, such as ledger_entries.seq). */
+export async function columnsOf(sql: SQL, plan: { table: string; postgresOnly?: string[] }): Promise<string[]> {
   const rows: { name: string }[] = await sql`SELECT column_name AS name FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY ordinal_position`;
-  return rows.map((r) => r.name);
+    WHERE table_schema = current_schema() AND table_name = ${plan.table} ORDER BY ordinal_position`;
+  return rows.map((r) => r.name).filter((name) => !plan.postgresOnly?.includes(name));
 }

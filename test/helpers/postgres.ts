@@ -32,6 +32,8 @@ function databaseUrl(serverUrl: string, name: string): string {
   return url.toString();
 }
 
+const DROP_TIMEOUT_MS = 60_000;
+
 export function usePostgres(): TestPostgres {
   const server = testServerUrl();
   const admin = openPostgres({ url: server, poolSize: 1 });
@@ -65,11 +67,13 @@ export function usePostgres(): TestPostgres {
     own = { url, sql: connect(url, 4) };
   });
 
+  // Each DROP DATABASE checkpoints: a file that made several databases needs more than
+  // bun:test's 5 s default on a loaded 2-core machine.
   afterAll(async () => {
     await Promise.all(pools.map((p) => p.close()));
     for (const name of names) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.close();
-  });
+  }, DROP_TIMEOUT_MS);
 
   const ready = () => {
     if (own === undefined) throw new Error("usePostgres: the database exists only once beforeAll has run");

@@ -58,8 +58,9 @@ test("the backup directory holds every table row for row, every PDF byte for byt
   expect(existsSync(`${backupDir}.partial`)).toBe(false);
   const [source, copy] = [openReadOnly(sourceDir), openReadOnly(backupDir)];
   try {
-    for (const { table, where } of COPIED_TABLES) {
-      const columns = await columnsOf(pg.sql, table);
+    for (const plan of COPIED_TABLES) {
+      const { table, where } = plan;
+      const columns = await columnsOf(pg.sql, plan);
       const select = `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}"${where ? ` WHERE ${where}` : ""}`;
       const expected = normaliseRows(source.query<Record<string, unknown>, []>(select).all());
       expect(normaliseRows(copy.query<Record<string, unknown>, []>(select).all()), table).toEqual(expected);
@@ -67,6 +68,12 @@ test("the backup directory holds every table row for row, every PDF byte for byt
     }
     expect(run.json.rows.search_chunks).toBeGreaterThan(800);
     expect(run.json.rows.ledger_entries).toBeGreaterThan(5);
+    // Written in PostgreSQL's numbering (seq), which is the source's own order here.
+    const inSeqOrder: { id: string }[] = await pg.sql`SELECT id FROM ledger_entries ORDER BY seq`;
+    expect(copy.query<{ id: string }, []>("SELECT id FROM ledger_entries ORDER BY rowid").all()).toEqual(inSeqOrder);
+    expect(copy.query<{ id: string }, []>("SELECT id FROM ledger_entries ORDER BY rowid").all()).toEqual(
+      source.query<{ id: string }, []>("SELECT id FROM ledger_entries ORDER BY rowid").all(),
+    );
     const balances = "SELECT org_id, balance_pence, held_pence FROM credit_balances";
     expect(normaliseRows(copy.query<Record<string, unknown>, []>(balances).all())).toEqual(normaliseRows(source.query<Record<string, unknown>, []>(balances).all()));
 

@@ -193,3 +193,48 @@ describe("32 connections spending one organisation's 100p at once", () => {
     expect(await balance(org)).toEqual({ balancePence: 0, heldPence: 0 });
   });
 });
+
+describe("the order entries were written in (seq, migration 014)", () => {
+  /** Resolves once some backend waits for a lock, i.e. `statement` has queued behind one. */
+  async function untilSomeoneWaits(): Promise<void> {
+    for (;;) {
+      const [{ waiting }] = await pg.sql`SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      if (waiting > 0) return;
+      await Bun.sleep(5);
+    }
+  }
+
+  test("an organisation's entries are numbered in commit order, even when a writer took no lock of its own", async () => {
+    const org = await newOrganisation();
+    const [first, second] = [pg.connect(pg.url, 1), pg.connect(pg.url, 1)];
+    let commitTopUp!: () => void;
+    const topUpMayCommit = new Promise<void>((resolve) => (commitTopUp = resolve));
+    // The top-up's writer locks the balance row, then pauses; the settle (no lock of its own)
+    // is inserted meanwhile and must wait; then the top-up is written and commits first.
+    const topUp = first.begin(async (tx) => {
+      await tx`SELECT 1 FROM credit_balances WHERE org_id = ${org} FOR UPDATE`;
+      await topUpMayCommit;
+      await entry(tx, org, "top_up", 100, `top_up:${org}`);
+    });
+    await Bun.sleep(20);
+    const settle = (async () => await entry(second, org, "settle", -100, `settle:${org}`))(); // a query runs once awaited
+    await untilSomeoneWaits();
+    commitTopUp();
+    await Promise.all([topUp, settle]);
+    const rows: { key: string }[] = await pg.sql`SELECT idempotency_key AS key FROM ledger_entries WHERE org_id = ${org} ORDER BY seq`;
+    // Replayed in seq order (as `regkb backup` does) the settle never meets an empty balance.
+    expect(rows.map((r) => r.key)).toEqual([`top_up:${org}`, `settle:${org}`]);
+    expect(await balance(org)).toEqual({ balancePence: 0, heldPence: 0 });
+  });
+
+  test("a seq given by the writer is replaced by the next number", async () => {
+    const org = await newOrganisation();
+    await pg.sql`INSERT INTO ledger_entries (id, org_id, type, amount_pence, currency, description, idempotency_key, purpose, created_at_ms, seq)
+      VALUES (${crypto.randomUUID()}, ${org}, 'top_up', 5, 'GBP', 'test movement', ${`top_up:${org}`}, 'operator_top_up', ${Date.now()}, 1)`;
+    const [{ seq, newest }] = await pg.sql`SELECT seq::int AS seq, (SELECT max(seq) FROM ledger_entries)::int AS newest
+      FROM ledger_entries WHERE org_id = ${org}`;
+    expect(seq).toBe(newest);
+    expect(seq).toBeGreaterThan(1);
+  });
+});

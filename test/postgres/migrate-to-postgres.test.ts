@@ -46,8 +46,9 @@ test("everything is copied: same rows field by field, same PDF bytes and vectors
   expect(run.stdout + run.stderr).not.toContain(decodeURIComponent(new URL(pg.url).password));
   const source = new Database(join(dataDir, "regkb.sqlite"), { readonly: true, strict: true });
   try {
-    for (const { table, where } of COPIED_TABLES) {
-      const columns = await columnsOf(pg.sql, table);
+    for (const plan of COPIED_TABLES) {
+      const { table, where } = plan;
+      const columns = await columnsOf(pg.sql, plan);
       const sqlite = normaliseRows(source.query<Record<string, unknown>, []>(`SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}"${where ? ` WHERE ${where}` : ""}`).all());
       expect(run.json.rows[table]).toBe(sqlite.length);
       expect(await postgresRows(pg.sql, table, columns), table).toEqual(sqlite);
@@ -107,7 +108,8 @@ test("a target at another schema version is refused before anything is copied", 
   await migratePostgres(sql, postgresMigrations.slice(0, -1));
   const run = migrate(dataDir, url);
   expect(run.exitCode).toBe(1);
-  expect(run.stderr).toContain("the PostgreSQL database is at schema version 12, the installation at 13");
+  const [older, newest] = postgresMigrations.slice(-2).map((m) => m.version);
+  expect(run.stderr).toContain(`the PostgreSQL database is at schema version ${older}, the installation at ${newest}`);
   const [{ n }] = await sql`SELECT count(*)::int AS n FROM jurisdictions`;
   expect(n).toBe(0);
 }, 60_000);

@@ -28,19 +28,24 @@ async function lastSeq(): Promise<number> {
   return seq;
 }
 
-test("inserting a passage and its vector, changing it and deleting it are logged in order", async () => {
+test("inserting a passage and its vector, changing it and deleting it are logged, each replacing the passage's earlier change", async () => {
   const start = await lastSeq();
   const [{ id }] = await insertPassage(pg.sql, "corpus:gdpr", 1);
+  const [other] = await insertPassage(pg.sql, "corpus:gdpr", 2);
+  const logged = async () => (await changesAfter(start)).map(({ op, chunkId, documentId }) => [op, chunkId, documentId]);
+  expect(await logged()).toEqual([["insert", id, "corpus:gdpr"], ["insert", other.id, "corpus:gdpr"]]);
   const vector = new Uint8Array(new Float32Array([0.25, -0.5]).buffer);
   await pg.sql`INSERT INTO search_chunk_vectors (chunk_id, embedding) VALUES (${id}, ${vector})`;
+  expect(await logged()).toEqual([["insert", other.id, "corpus:gdpr"], ["insert", id, "corpus:gdpr"]]);
   await pg.sql`UPDATE search_chunks SET title = 'Notification' WHERE id = ${id}`;
+  const [updated] = await changesAfter(start).then((rows) => rows.filter((r) => r.chunkId === id));
   await pg.sql`DELETE FROM search_chunks WHERE id = ${id}`;
-  expect((await changesAfter(start)).map(({ op, chunkId, documentId }) => [op, chunkId, documentId])).toEqual([
-    ["insert", id, "corpus:gdpr"],
-    ["insert", id, "corpus:gdpr"],
-    ["insert", id, "corpus:gdpr"],
+  const changes = await changesAfter(start);
+  expect(changes.map(({ op, chunkId, documentId }) => [op, chunkId, documentId])).toEqual([
+    ["insert", other.id, "corpus:gdpr"],
     ["delete", id, "corpus:gdpr"],
   ]);
+  expect(changes[1]!.seq).toBeGreaterThan(updated!.seq);
   const [{ n }] = await pg.sql`SELECT count(*)::int AS n FROM search_chunk_vectors WHERE chunk_id = ${id}`;
   expect(n).toBe(0);
 });

@@ -11,6 +11,7 @@ import m010 from "./010_run_fairness.sql" with { type: "text" };
 import m011 from "./011_ledger_purpose.sql" with { type: "text" };
 import m012 from "./012_search_cluster_jurisdictions.sql" with { type: "text" };
 import m013 from "./013_passage_change_notify.sql" with { type: "text" };
+import m014 from "./014_log_order.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -30,4 +31,5 @@ export const migrations: Migration[] = [
   { version: 11, name: "011_ledger_purpose", sql: m011 },
   { version: 12, name: "012_search_cluster_jurisdictions", sql: m012 },
   { version: 13, name: "013_passage_change_notify", sql: m013 },
+  { version: 14, name: "014_log_order", sql: m014 },
 ];

@@ -11,18 +11,11 @@ export interface TablePlan {
   orderBy: string;
   /** SQLite WHERE, when only some rows belong in PostgreSQL. */
   where?: string;
-  /** PostgreSQL ORDER BY for the copy back: insertion order where it matters (see INSERTION_ORDER), else the primary key. */
+  /** PostgreSQL ORDER BY for the copy back: insertion order where it matters, else the primary key. */
   postgresOrderBy: string;
+  /** PostgreSQL's own columns, which SQLite keeps another way (ledger_entries.seq: SQLite's rowid). */
+  postgresOnly?: string[];
 }
-
-/**
- * PostgreSQL keeps no rowid: the writing transaction (oldest first, wraparound-safe) and
- * then the row's place in the heap, which is the order of its inserts within one
- * transaction (migrate-to-postgres writes all of them in one). Per organisation the ledger's
- * writers take turns on its balance row, so entries come back in an order whose every step
- * met the balance CHECKs.
- */
-const INSERTION_ORDER = "age(xmin) DESC, ctid";
 
 /**
  * Parents first. Not copied: credit_balances (PostgreSQL's triggers open and recompute it,
@@ -44,8 +37,9 @@ export const COPIED_TABLES: TablePlan[] = [
   { table: "idempotency_keys", orderBy: "org_id, key", postgresOrderBy: "org_id, key" },
   { table: "runs", orderBy: "rowid", postgresOrderBy: "id" },
   { table: "run_turns", orderBy: "kind, org_id", postgresOrderBy: "kind, org_id" },
-  // In the order they were written, so each entry's balance CHECK sees what it saw in SQLite.
-  { table: "ledger_entries", orderBy: "rowid", postgresOrderBy: INSERTION_ORDER },
+  // In the order they were written, so each entry's balance CHECK sees what it saw in the
+  // source (PostgreSQL numbers an organisation's entries in commit order: migration 014).
+  { table: "ledger_entries", orderBy: "rowid", postgresOrderBy: "seq", postgresOnly: ["seq"] },
   { table: "documents", orderBy: "rowid", postgresOrderBy: "id" },
   // In id order: the passages' trigger logs one insert each, in this order.
   { table: "search_chunks", orderBy: "id", postgresOrderBy: "id" },
@@ -59,16 +53,9 @@ const PARAMETERS_PER_INSERT_MAX = 10_000;
 /** Rows per INSERT at most, so a batch of 20,000-character passages stays a few MB. */
 export const BATCH_ROWS_MAX = 500;
 
-export async function postgresColumns(tx: SQL, table: string): Promise<string[]> {
-  const rows: { name: string }[] = await tx`SELECT column_name AS name FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY ordinal_position`;
-  if (rows.length === 0) throw new Error(`the PostgreSQL schema has no table ${table}`);
-  return rows.map((r) => r.name);
-}
-
 /** Copies one table in batches (never the whole table in memory); returns the rows copied. */
 export async function copyTable(source: Database, tx: SQL, plan: TablePlan, batchRowsMax = BATCH_ROWS_MAX): Promise<number> {
-  const columns = await postgresColumns(tx, plan.table);
+  const columns = (await copiedColumns(tx, plan)).map((c) => c.name);
   const batchRows = Math.max(1, Math.min(batchRowsMax, Math.floor(PARAMETERS_PER_INSERT_MAX / columns.length)));
   const select = source.query<Record<string, unknown>, []>(
     `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${plan.table}"${plan.where ? ` WHERE ${plan.where}` : ""} ORDER BY ${plan.orderBy}`,
@@ -105,11 +92,12 @@ function sqliteValue(value: unknown, dataType: string): unknown {
   return value;
 }
 
-async function postgresColumnTypes(tx: SQL, table: string): Promise<{ name: string; dataType: string }[]> {
+/** The columns both engines hold, from the PostgreSQL table (SQLite has each of them). */
+async function copiedColumns(tx: SQL, plan: TablePlan): Promise<{ name: string; dataType: string }[]> {
   const rows: { name: string; dataType: string }[] = await tx`SELECT column_name AS name, data_type AS "dataType" FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY ordinal_position`;
-  if (rows.length === 0) throw new Error(`the PostgreSQL schema has no table ${table}`);
-  return rows;
+    WHERE table_schema = current_schema() AND table_name = ${plan.table} ORDER BY ordinal_position`;
+  if (rows.length === 0) throw new Error(`the PostgreSQL schema has no table ${plan.table}`);
+  return rows.filter((c) => !plan.postgresOnly?.includes(c.name));
 }
 
 /**
@@ -118,7 +106,7 @@ async function postgresColumnTypes(tx: SQL, table: string): Promise<{ name: stri
  * Returns the rows copied.
  */
 export async function copyTableToSqlite(tx: SQL, target: Database, plan: TablePlan, batchRowsMax = BATCH_ROWS_MAX): Promise<number> {
-  const columns = await postgresColumnTypes(tx, plan.table);
+  const columns = await copiedColumns(tx, plan);
   const names = columns.map((c) => `"${c.name}"`).join(", ");
   const cursor = `regkb_copy_${plan.table}`;
   const insert = target.query(`INSERT INTO "${plan.table}" (${names}) VALUES (${columns.map(() => "?").join(", ")})`);
