@@ -78,3 +78,39 @@ test("a statement beyond the statement timeout is cancelled by the server, and t
   expect(performance.now() - started).toBeLessThan(4_000);
   expect(db.query("SELECT 1 AS ok").get()).toEqual({ ok: 1 });
 });
+
+test("a connection lost inside a transaction: its later statements fail, the transaction ends, and the next one runs on a new connection", () => {
+  const killer = openPostgresHandle({ url: pg.url });
+  try {
+    const attempt = () =>
+      db.transaction(() => {
+        db.query("INSERT INTO items (id, name) VALUES (20, 'lost')").run();
+        const { pid } = db.query<{ pid: number }, []>("SELECT pg_backend_pid() AS pid").get()!;
+        killer.query("SELECT pg_terminate_backend(?) AS done").get(pid);
+        expect(() => db.query("SELECT 1 AS x").get()).toThrow(PostgresStatementError);
+        // The transaction is gone with its connection: nothing may run as if it were still open.
+        db.query("INSERT INTO items (id, name) VALUES (21, 'after')").run();
+      }).immediate();
+    expect(attempt).toThrow("lost inside this transaction");
+    expect(db.inTransaction).toBe(false);
+    expect(db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM items WHERE id IN (20, 21)").get()).toEqual({ n: 0 });
+  } finally {
+    killer.close();
+  }
+});
+
+test("a worker that stops answering: the caller gives up after the statement timeout plus the margin, never hangs", () => {
+  const stalled = openPostgresHandle({
+    url: pg.url,
+    statementTimeoutMs: 100,
+    waitMarginMs: 200,
+    workerUrl: new URL("./stalling-worker.ts", import.meta.url).href,
+  });
+  try {
+    const started = performance.now();
+    expect(() => stalled.query("SELECT 1 AS x").get()).toThrow("did not answer within 300 ms");
+    expect(performance.now() - started).toBeLessThan(2_000);
+  } finally {
+    stalled.close();
+  }
+});

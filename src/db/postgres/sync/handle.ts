@@ -44,6 +44,8 @@ export interface PostgresHandleSettings {
   url: string;
   /** Server-side bound on every statement and lock wait; STATEMENT_TIMEOUT_MS_DEFAULT when not given. */
   statementTimeoutMs?: number;
+  /** How long past the statement timeout the caller still waits for a reply; WAIT_MARGIN_MS when not given. */
+  waitMarginMs?: number;
   /** The worker's entry point; tests give one that stalls. */
   workerUrl?: string;
 }
@@ -74,8 +76,9 @@ const SQLITE_CODES: Record<string, string> = {
 export class PostgresHandle implements SqlDatabase {
   readonly [POSTGRES_DIALECT] = true;
   private worker: Worker | undefined;
-  private readonly state = new Int32Array(new SharedArrayBuffer(8));
-  private readonly reply = new SharedArrayBuffer(REPLY_BYTES_INITIAL, { maxByteLength: REPLY_BYTES_MAX });
+  // Each worker gets buffers of its own: a replaced worker still finishing its last statement cannot answer for the next one.
+  private state = new Int32Array(new SharedArrayBuffer(8));
+  private reply = new SharedArrayBuffer(0);
   private readonly statements = new Map<string, PostgresStatement<unknown, SqlBinding[]>>();
   private depth = 0;
   /** Set when the connection went while a transaction was open: its statements fail until it ends. */
@@ -143,7 +146,7 @@ export class PostgresHandle implements SqlDatabase {
     throw new PostgresStatementError(answer.error);
   }
 
-  private exchange(request: WorkerRequest | WorkerInit, waitMs = this.statementTimeoutMs + WAIT_MARGIN_MS): WorkerReply {
+  private exchange(request: WorkerRequest | WorkerInit, waitMs = this.statementTimeoutMs + (this.settings.waitMarginMs ?? WAIT_MARGIN_MS)): WorkerReply {
     Atomics.store(this.state, STATE_FLAG, FLAG_WAITING);
     this.worker!.postMessage(request);
     if (Atomics.wait(this.state, STATE_FLAG, FLAG_WAITING, waitMs) === "timed-out") {
@@ -162,12 +165,14 @@ export class PostgresHandle implements SqlDatabase {
   }
 
   private start(): void {
+    this.state = new Int32Array(new SharedArrayBuffer(8));
+    this.reply = new SharedArrayBuffer(REPLY_BYTES_INITIAL, { maxByteLength: REPLY_BYTES_MAX });
     this.worker = new Worker(this.settings.workerUrl ?? WORKER_URL, { ref: false });
     const init: WorkerInit = {
       kind: "init",
       url: this.settings.url,
       statementTimeoutMs: this.statementTimeoutMs,
-      state: this.state.buffer as SharedArrayBuffer,
+      state: this.state.buffer,
       reply: this.reply,
     };
     const answer = this.exchange(init);

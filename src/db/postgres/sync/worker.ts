@@ -74,7 +74,11 @@ async function perform(request: WorkerRequest): Promise<WorkerReply> {
 function failure(error: unknown): WorkerReply {
   const e = error as { message?: string; errno?: unknown; code?: unknown; constraint?: string };
   const sqlState = typeof e.errno === "string" && /^[0-9A-Z]{5}$/.test(e.errno) ? e.errno : undefined;
-  const lost = sqlState === undefined && String(e.code ?? "").startsWith("ERR_POSTGRES_CONNECTION");
+  // Connection exceptions (08…), the server ending the session (57P01–57P03), or the socket gone.
+  const lost =
+    sqlState === undefined
+      ? String(e.code ?? "").startsWith("ERR_POSTGRES_CONNECTION")
+      : sqlState.startsWith("08") || ["57P01", "57P02", "57P03"].includes(sqlState);
   if (lost) {
     // The pool is dropped with it: a connection must never come back holding a transaction.
     void pool?.close();
