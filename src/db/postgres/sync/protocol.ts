@@ -26,6 +26,8 @@ export interface WorkerRequest {
   kind: "rows" | "run" | "exec";
   sql: string;
   params: unknown[];
+  /** A transaction's BEGIN, run just before the statement. */
+  begin?: string;
 }
 
 export interface WorkerError {

@@ -61,6 +61,7 @@ function toValue(value: unknown, type: number): unknown {
 
 async function perform(request: WorkerRequest): Promise<WorkerReply> {
   const conn = await connected();
+  if (request.begin !== undefined) await conn.unsafe(request.begin);
   if (request.kind === "exec") {
     await conn.unsafe(request.sql);
     return { ok: true, columns: [], rows: [], changes: 0 };
