@@ -79,10 +79,21 @@ export function chargeRefundable(
   input: { orgId: string; amountPence: number; key: LedgerKey<"search">; description: string; ref?: string } & Timed,
 ): RefundableCharge {
   return moneyTransaction(db, input.orgId, () => {
-    const refunded = store.countEntriesUnderKey(db, ledgerKeys.refundOf(input.key).key);
+    const refunded = refundedAttempts(db, input.key);
     const key = refunded === 0 ? input.key : ledgerKeys.retryOf(input.key, refunded);
     return { entry: charge(db, { ...input, key }), key };
   });
+}
+
+/**
+ * How many attempts of the operation charged under `key` were refunded. Attempt n is charged
+ * only after the refunds of attempts 0 to n − 1, so the first attempt without a refund ends
+ * the count: exact key lookups, right whatever order the database's collation sorts keys in.
+ */
+function refundedAttempts(db: SqlDatabase, key: LedgerKey<"search">): number {
+  let attempt = 0;
+  while (store.findEntryByKey(db, ledgerKeys.refundOf(attempt === 0 ? key : ledgerKeys.retryOf(key, attempt)).key)) attempt++;
+  return attempt;
 }
 
 /**

@@ -39,19 +39,6 @@ export function findEntryByKey(db: SqlDatabase, key: string): LedgerEntry | null
   return db.query<LedgerEntry, [string]>(`SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key = ?`).get(key);
 }
 
-/** Entries whose key is `key` or starts with `key:` (one operation's numbered attempts); served by the key's UNIQUE index. */
-export function countEntriesUnderKey(db: SqlDatabase, key: string): number {
-  // ';' sorts right after ':' in byte order, so the range holds exactly `key` and `key:…`.
-  // PostgreSQL compares by the database's collation unless told otherwise.
-  const bytewise = isPostgres(db) ? ' COLLATE "C"' : "";
-  return db
-    .query<{ n: number }, [string, string, string]>(
-      `SELECT COUNT(*) AS n FROM ledger_entries
-       WHERE idempotency_key = ? OR (idempotency_key${bytewise} > ? AND idempotency_key${bytewise} < ?)`,
-    )
-    .get(key, `${key}:`, `${key};`)!.n;
-}
-
 export function readTotals(db: SqlDatabase, orgId: string): Totals | null {
   return db
     .query<Totals, [string]>(`SELECT balance_pence AS "balancePence", held_pence AS "heldPence" FROM credit_balances WHERE org_id = ?`)
