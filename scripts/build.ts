@@ -1,5 +1,5 @@
 // Compiles the whole product into one self-contained executable: dist/regkb, with the
-// search worker (src/search/vector-worker.ts) as a second entry point inside it.
+// search worker (src/search/vector-worker.ts) and the PostgreSQL handle's worker (src/db/postgres/sync/worker.ts) as entry points inside it.
 // Embedded assets (sqlite-vec, Pyodide, both embedders, the lexicon, the sample corpus,
 // page assets) are pulled in by their `with { type: "file" }` imports; those read once
 // are packed (zstd; float32 weights byte-shuffled first) and unpacked at run time by
@@ -60,7 +60,11 @@ const current = new Set([...packedOf.values()].map((p) => basename(p)));
 for (const name of readdirSync(packedDir)) if (!current.has(name)) rmSync(join(packedDir, name), { force: true });
 
 const result = await Bun.build({
-  entrypoints: [join(root, "src", "main.ts"), join(root, "src", "search", "vector-worker.ts")],
+  entrypoints: [
+    join(root, "src", "main.ts"),
+    join(root, "src", "search", "vector-worker.ts"),
+    join(root, "src", "db", "postgres", "sync", "worker.ts"),
+  ],
   compile: { outfile, execArgv: [`--max-http-header-size=${BUN_HEADER_BYTES_MAX}`] },
   minify: { syntax: true, whitespace: true, identifiers: true, keepNames: true },
   sourcemap: "none",

@@ -1,9 +1,9 @@
-import type { Database } from "bun:sqlite";
 import { insufficientCredit, notFound } from "../errors";
 import { uuidv7 } from "../ids";
 import { LEDGER_PURPOSES, ledgerKeys, type LedgerKey } from "./ledger-keys";
 import * as store from "./store";
 import { immediate } from "../db/transaction";
+import { isRetryableConflict, isUniqueViolation, type SqlDatabase } from "../db/sql-database";
 import type { LedgerEntry, LedgerEntryType } from "./store";
 
 export type { LedgerEntry, LedgerEntryType } from "./store";
@@ -11,7 +11,8 @@ export type { LedgerEntry, LedgerEntryType } from "./store";
 /**
  * The only code that writes money. Each function is one `BEGIN IMMEDIATE` transaction (a
  * SAVEPOINT when the caller already holds one), so "check available, then write" is atomic
- * across threads and processes. Amounts are integer pence signed by their effect on
+ * across threads and processes; on PostgreSQL the transaction first locks the organisation's
+ * totals (store.lockTotals), which makes it atomic across nodes too (moneyTransaction). Amounts are integer pence signed by their effect on
  * AVAILABLE credit (decisions.md): top_up, grant, release, refunds +; reserve, settle −.
  *
  * Every write carries a unique key with its purpose (ledger-keys.ts); calling again with the
@@ -46,11 +47,11 @@ interface Timed {
 
 /** An immediate charge (search, document ingestion): one negative `settle` entry, no hold. 402 when available < amount. */
 export function charge(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; key: LedgerKey<"search" | "document">; description: string; ref?: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
-  return immediate(db, () => {
+  return moneyTransaction(db, input.orgId, () => {
     const existing = replayOf(db, input.key, input.orgId, "settle", -amountPence);
     if (existing) return existing;
     const before = requireAvailable(db, input.orgId, amountPence);
@@ -74,21 +75,32 @@ export interface RefundableCharge {
  * finds its own charge on the retry instead of charging twice.
  */
 export function chargeRefundable(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; key: LedgerKey<"search">; description: string; ref?: string } & Timed,
 ): RefundableCharge {
-  return immediate(db, () => {
-    const refunded = store.countEntriesUnderKey(db, ledgerKeys.refundOf(input.key).key);
+  return moneyTransaction(db, input.orgId, () => {
+    const refunded = refundedAttempts(db, input.key);
     const key = refunded === 0 ? input.key : ledgerKeys.retryOf(input.key, refunded);
     return { entry: charge(db, { ...input, key }), key };
   });
 }
 
 /**
+ * How many attempts of the operation charged under `key` were refunded. Attempt n is charged
+ * only after the refunds of attempts 0 to n − 1, so the first attempt without a refund ends
+ * the count: exact key lookups, right whatever order the database's collation sorts keys in.
+ */
+function refundedAttempts(db: SqlDatabase, key: LedgerKey<"search">): number {
+  let attempt = 0;
+  while (store.findEntryByKey(db, ledgerKeys.refundOf(attempt === 0 ? key : ledgerKeys.retryOf(key, attempt)).key)) attempt++;
+  return attempt;
+}
+
+/**
  * Takes back a chargeRefundable() charge in full: a positive `adjustment` under
  * ledgerKeys.refundOf(its key), with the charge's ref. Calling it again returns the same entry.
  */
-export function refundCharge(db: Database, input: { charge: RefundableCharge; description: string } & Timed): LedgerEntry {
+export function refundCharge(db: SqlDatabase, input: { charge: RefundableCharge; description: string } & Timed): LedgerEntry {
   const charged = input.charge.entry;
   if (charged.type !== "settle" || charged.amountPence >= 0 || charged.key !== input.charge.key.key) {
     throw new LedgerInvariantError(`ledger key ${input.charge.key.key} is not the charge ${charged.key}`);
@@ -105,12 +117,12 @@ export function refundCharge(db: Database, input: { charge: RefundableCharge; de
 
 /** Places a hold of amountPence for a run (ledgerKeys.runHold). 402 when available < amount. */
 export function reserve(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; runId: string; description: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
   const key = ledgerKeys.runHold(input.runId);
-  return immediate(db, () => {
+  return moneyTransaction(db, input.orgId, () => {
     const existing = replayOf(db, key, input.orgId, "reserve", -amountPence);
     if (existing) return existing;
     const before = requireAvailable(db, input.orgId, amountPence);
@@ -124,13 +136,13 @@ export function reserve(
  * already resolved (settled or released) is left alone: the call is a no-op.
  */
 export function settleAndRelease(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; runId: string; actualPence: number; description: string } & Timed,
 ): void {
   if (!Number.isSafeInteger(input.actualPence) || input.actualPence < 0) {
     throw new LedgerInvariantError(`actualPence must be a non-negative integer, got ${input.actualPence}`);
   }
-  immediate(db, () => {
+  moneyTransaction(db, input.orgId, () => {
     const heldPence = openHold(db, input.orgId, input.runId);
     if (heldPence === null) return;
     if (input.actualPence > heldPence) {
@@ -144,8 +156,8 @@ export function settleAndRelease(
 }
 
 /** A run failed or was cancelled: returns the whole hold (ledgerKeys.runRelease), charges nothing. No-op when already resolved. */
-export function release(db: Database, input: { orgId: string; runId: string; description: string } & Timed): void {
-  immediate(db, () => {
+export function release(db: SqlDatabase, input: { orgId: string; runId: string; description: string } & Timed): void {
+  moneyTransaction(db, input.orgId, () => {
     const heldPence = openHold(db, input.orgId, input.runId);
     if (heldPence === null) return;
     append(db, { ...input, key: ledgerKeys.runRelease(input.runId), ref: input.runId, type: "release", amountPence: heldPence });
@@ -154,18 +166,18 @@ export function release(db: Database, input: { orgId: string; runId: string; des
 
 /** A failed ingestion's automatic refund (ledgerKeys.documentRefund): a positive `adjustment`. Returns the existing entry when the key was used. */
 export function refund(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; key: LedgerKey<"document_refund">; description: string; ref?: string } & Timed,
 ): LedgerEntry {
   return writeRefund(db, input);
 }
 
 function writeRefund(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; key: LedgerKey<"document_refund" | "search_refund">; description: string; ref?: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
-  return immediate(db, () => {
+  return moneyTransaction(db, input.orgId, () => {
     const existing = replayOf(db, input.key, input.orgId, "adjustment", amountPence);
     if (existing) return existing;
     return append(db, { ...input, type: "adjustment", amountPence }, requireOrganisationTotals(db, input.orgId));
@@ -174,11 +186,11 @@ function writeRefund(
 
 /** Credit bought (ledgerKeys.cardTopUp) or recorded by an operator (ledgerKeys.operatorTopUp). Returns the existing entry when the key was used. */
 export function topUp(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; key: LedgerKey<"card_top_up" | "operator_top_up">; description: string; ref?: string } & Timed,
 ): LedgerEntry {
   const amountPence = positiveAmount(input.amountPence);
-  return immediate(db, () => {
+  return moneyTransaction(db, input.orgId, () => {
     const existing = replayOf(db, input.key, input.orgId, "top_up", amountPence);
     if (existing) return existing;
     return append(db, { ...input, type: "top_up", amountPence }, requireOrganisationTotals(db, input.orgId));
@@ -187,13 +199,13 @@ export function topUp(
 
 /** The plan's monthly allowance for `month` (YYYY-MM, UTC), written at most once (ledgerKeys.monthlyGrant). */
 export function grant(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; month: string } & Timed,
 ): { entry: LedgerEntry; created: boolean } {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(input.month)) throw new LedgerInvariantError(`month must be YYYY-MM, got ${input.month}`);
   const amountPence = positiveAmount(input.amountPence);
   const key = ledgerKeys.monthlyGrant(input.orgId, input.month);
-  return immediate(db, () => {
+  return moneyTransaction(db, input.orgId, () => {
     // The allowance may change between months; a grant already written stands as it was.
     const existing = store.findEntryByKey(db, key.key);
     if (existing) return { entry: sameOrganisation(existing, input.orgId), created: false };
@@ -208,7 +220,7 @@ export function grant(
  * credit below zero (402): release holds or wait for runs to finish first.
  */
 export function adjust(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; amountPence: number; reason: string; key?: LedgerKey<"operator_adjustment"> } & Timed,
 ): LedgerEntry {
   const amountPence = input.amountPence;
@@ -218,7 +230,7 @@ export function adjust(
   const reason = input.reason.trim();
   if (reason === "") throw new LedgerInvariantError("an adjustment needs a reason");
   const key = input.key ?? ledgerKeys.operatorAdjustment();
-  return immediate(db, () => {
+  return moneyTransaction(db, input.orgId, () => {
     const existing = replayOf(db, key, input.orgId, "adjustment", amountPence);
     if (existing) return existing;
     const before = amountPence < 0 ? requireAvailable(db, input.orgId, -amountPence) : requireOrganisationTotals(db, input.orgId);
@@ -227,7 +239,7 @@ export function adjust(
 }
 
 /** O(1): the running totals kept beside the entries. 404 for an unknown organisation. */
-export function getBalance(db: Database, orgId: string): CreditBalance {
+export function getBalance(db: SqlDatabase, orgId: string): CreditBalance {
   const totals = requireOrganisationTotals(db, orgId);
   return { ...totals, availablePence: totals.balancePence - totals.heldPence, currency: CURRENCY };
 }
@@ -243,7 +255,7 @@ export interface LedgerVerification {
 export const VERIFY_PROBLEMS_MAX = 1_000;
 
 /** Recomputes every organisation's totals and hold pairing from the entries alone. */
-export function verifyLedger(db: Database): LedgerVerification {
+export function verifyLedger(db: SqlDatabase): LedgerVerification {
   // One read transaction: a consistent snapshot even while a server writes (WAL).
   return db.transaction(() => {
     const totals = store.recomputeTotals(db);
@@ -281,6 +293,32 @@ export function verificationOf(totals: store.RecomputedTotals[], holdProblems: s
 
 // ——— internals ———
 
+/** Runs of one movement at most: each retry follows a conflict another node's movement won. */
+const MONEY_ATTEMPTS_MAX = 5;
+
+/**
+ * `fn` in one immediate transaction that first locks the organisation's totals. On
+ * PostgreSQL, a movement that lost a race to another node (a deadlock, a serialisation
+ * failure, or the other node's entry under the same key committed first) is rolled back
+ * and run again from the start, when it finds that entry as a replay: the same result as on
+ * SQLite, never a second entry. Inside a caller's transaction the conflict is the caller's
+ * to retry, since only the whole transaction can run again.
+ */
+function moneyTransaction<T>(db: SqlDatabase, orgId: string, fn: () => T): T {
+  const outermost = !db.inTransaction;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return immediate(db, () => {
+        store.lockTotals(db, orgId);
+        return fn();
+      });
+    } catch (error) {
+      const conflict = isRetryableConflict(error) || isUniqueViolation(error);
+      if (!outermost || !conflict || attempt >= MONEY_ATTEMPTS_MAX) throw error;
+    }
+  }
+}
+
 function positiveAmount(amountPence: number): number {
   if (!Number.isSafeInteger(amountPence) || amountPence < 1 || amountPence > ENTRY_PENCE_MAX) {
     throw new LedgerInvariantError(`amountPence must be an integer from 1 to ${ENTRY_PENCE_MAX}, got ${amountPence}`);
@@ -288,13 +326,13 @@ function positiveAmount(amountPence: number): number {
   return amountPence;
 }
 
-function requireOrganisationTotals(db: Database, orgId: string): store.Totals {
+function requireOrganisationTotals(db: SqlDatabase, orgId: string): store.Totals {
   const totals = store.readTotals(db, orgId);
   if (!totals) throw notFound(`organisation ${orgId} does not exist`);
   return totals;
 }
 
-function requireAvailable(db: Database, orgId: string, requiredPence: number): store.Totals {
+function requireAvailable(db: SqlDatabase, orgId: string, requiredPence: number): store.Totals {
   const totals = requireOrganisationTotals(db, orgId);
   const availablePence = totals.balancePence - totals.heldPence;
   if (availablePence < requiredPence) throw insufficientCredit(availablePence, requiredPence);
@@ -307,7 +345,7 @@ function sameOrganisation(entry: LedgerEntry, orgId: string): LedgerEntry {
 }
 
 /** The entry already written under `key`, if it is this very write; a different write under the same key is a bug. */
-function replayOf(db: Database, key: LedgerKey, orgId: string, type: LedgerEntryType, amountPence: number): LedgerEntry | null {
+function replayOf(db: SqlDatabase, key: LedgerKey, orgId: string, type: LedgerEntryType, amountPence: number): LedgerEntry | null {
   const existing = store.findEntryByKey(db, key.key);
   if (!existing) return null;
   sameOrganisation(existing, orgId);
@@ -320,7 +358,7 @@ function replayOf(db: Database, key: LedgerKey, orgId: string, type: LedgerEntry
 }
 
 /** The pence still held for a run, or null when its hold is already resolved. No hold at all is a bug. */
-function openHold(db: Database, orgId: string, runId: string): number | null {
+function openHold(db: SqlDatabase, orgId: string, runId: string): number | null {
   const hold = store.findEntryByKey(db, ledgerKeys.runHold(runId).key);
   if (!hold) throw new LedgerInvariantError(`run ${runId} has no hold to resolve`);
   sameOrganisation(hold, orgId);
@@ -339,7 +377,7 @@ function clip(text: string, max: number, what: string): string {
 
 /** Writes one entry, then checks the running totals moved by exactly that entry. `before`: totals read in this transaction. */
 function append(
-  db: Database,
+  db: SqlDatabase,
   input: { orgId: string; type: LedgerEntryType; amountPence: number; key: LedgerKey; description: string; ref?: string; nowMs: number },
   before: store.Totals = requireOrganisationTotals(db, input.orgId),
 ): LedgerEntry {

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { forUpdate, isPostgres, type SqlDatabase } from "../db/sql-database";
 import { monthlyGrantKeyParts, type LedgerEntryType, type LedgerPurpose } from "./ledger-keys";
 
 export type { LedgerEntryType } from "./ledger-keys";
@@ -23,39 +23,40 @@ export interface Totals {
   heldPence: number;
 }
 
-const ENTRY_COLUMNS = `id, org_id AS orgId, type, amount_pence AS amountPence, currency, description,
-  idempotency_key AS key, purpose, ref, created_at_ms AS createdAtMs`;
+// Aliases are quoted: PostgreSQL folds unquoted names to lower case.
+const ENTRY_COLUMNS = `id, org_id AS "orgId", type, amount_pence AS "amountPence", currency, description,
+  idempotency_key AS key, purpose, ref, created_at_ms AS "createdAtMs"`;
 
 /** Only src/billing/ledger.ts calls this: it is the one writer of money. */
-export function insertEntry(db: Database, e: LedgerEntry): void {
+export function insertEntry(db: SqlDatabase, e: LedgerEntry): void {
   db.query(
     `INSERT INTO ledger_entries (id, org_id, type, amount_pence, currency, description, idempotency_key, purpose, ref, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(e.id, e.orgId, e.type, e.amountPence, e.currency, e.description, e.key, e.purpose, e.ref, e.createdAtMs);
 }
 
-export function findEntryByKey(db: Database, key: string): LedgerEntry | null {
+export function findEntryByKey(db: SqlDatabase, key: string): LedgerEntry | null {
   return db.query<LedgerEntry, [string]>(`SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key = ?`).get(key);
 }
 
-/** Entries whose key is `key` or starts with `key:` (one operation's numbered attempts); served by the key's UNIQUE index. */
-export function countEntriesUnderKey(db: Database, key: string): number {
-  // ';' sorts right after ':', so the range holds exactly `key` and `key:…`.
+export function readTotals(db: SqlDatabase, orgId: string): Totals | null {
   return db
-    .query<{ n: number }, [string, string, string]>(
-      "SELECT COUNT(*) AS n FROM ledger_entries WHERE idempotency_key = ? OR (idempotency_key > ? AND idempotency_key < ?)",
-    )
-    .get(key, `${key}:`, `${key};`)!.n;
-}
-
-export function readTotals(db: Database, orgId: string): Totals | null {
-  return db
-    .query<Totals, [string]>("SELECT balance_pence AS balancePence, held_pence AS heldPence FROM credit_balances WHERE org_id = ?")
+    .query<Totals, [string]>(`SELECT balance_pence AS "balancePence", held_pence AS "heldPence" FROM credit_balances WHERE org_id = ?`)
     .get(orgId);
 }
 
+/**
+ * Locks the organisation's running totals until the transaction ends (PostgreSQL; SQLite's
+ * BEGIN IMMEDIATE already excludes every other writer), so every money movement of one
+ * organisation, on any node, decides on totals and entries nobody else is changing.
+ */
+export function lockTotals(db: SqlDatabase, orgId: string): void {
+  if (!isPostgres(db)) return;
+  db.query<{ orgId: string }, [string]>(`SELECT org_id AS "orgId" FROM credit_balances WHERE org_id = ?${forUpdate(db)}`).get(orgId);
+}
+
 /** Newest first, ties broken by id (decisions.md); served by ledger_entries_by_org. */
-export function listEntries(db: Database, orgId: string, limit: number, offset: number): LedgerEntry[] {
+export function listEntries(db: SqlDatabase, orgId: string, limit: number, offset: number): LedgerEntry[] {
   return db
     .query<LedgerEntry, [string, number, number]>(
       `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE org_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ? OFFSET ?`,
@@ -64,7 +65,7 @@ export function listEntries(db: Database, orgId: string, limit: number, offset: 
 }
 
 /** listEntries of one type only (the dashboard's filter). */
-export function listEntriesOfType(db: Database, orgId: string, type: LedgerEntryType, limit: number, offset: number): LedgerEntry[] {
+export function listEntriesOfType(db: SqlDatabase, orgId: string, type: LedgerEntryType, limit: number, offset: number): LedgerEntry[] {
   return db
     .query<LedgerEntry, [string, string, number, number]>(
       `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE org_id = ? AND type = ?
@@ -77,10 +78,10 @@ export function listEntriesOfType(db: Database, orgId: string, type: LedgerEntry
  * Spend since `sinceMs` per period of `periodMs` (keyed by the period's start): charges
  * (every settle) less automatic refunds. Holds are not spend until they settle.
  */
-export function spendPenceByPeriod(db: Database, orgId: string, sinceMs: number, periodMs: number): Map<number, number> {
+export function spendPenceByPeriod(db: SqlDatabase, orgId: string, sinceMs: number, periodMs: number): Map<number, number> {
   const rows = db
     .query<{ period: number; spendPence: number }, [number, string, number]>(
-      `SELECT (created_at_ms / ?1) AS period, -SUM(amount_pence) AS spendPence FROM ledger_entries
+      `SELECT (created_at_ms / ?1) AS period, -SUM(amount_pence) AS "spendPence" FROM ledger_entries
        WHERE org_id = ?2 AND created_at_ms >= ?3
          AND (type = 'settle' OR purpose IN ('search_refund', 'document_refund'))
        GROUP BY period`,
@@ -90,10 +91,10 @@ export function spendPenceByPeriod(db: Database, orgId: string, sinceMs: number,
 }
 
 /** An organisation's monthly allowance and whether this month's grant (its key) is written; null for an unknown organisation. */
-export function readAllowance(db: Database, orgId: string, grantKey: string): { allowancePence: number; granted: boolean } | null {
+export function readAllowance(db: SqlDatabase, orgId: string, grantKey: string): { allowancePence: number; granted: boolean } | null {
   const row = db
     .query<{ allowancePence: number; granted: number }, [string, string]>(
-      `SELECT monthly_allowance_pence AS allowancePence,
+      `SELECT monthly_allowance_pence AS "allowancePence",
          EXISTS (SELECT 1 FROM ledger_entries WHERE idempotency_key = ?) AS granted
        FROM organisations WHERE id = ?`,
     )
@@ -102,7 +103,7 @@ export function readAllowance(db: Database, orgId: string, grantKey: string): { 
 }
 
 /** Organisations with an allowance whose grant for `month` is not written yet, by id; served by the key's UNIQUE index. */
-export function findOrganisationsDueAllowance(db: Database, month: string, batchMax: number): string[] {
+export function findOrganisationsDueAllowance(db: SqlDatabase, month: string, batchMax: number): string[] {
   const { before, after } = monthlyGrantKeyParts(month);
   return db
     .query<{ id: string }, [string, string, number]>(
@@ -122,7 +123,7 @@ export interface RecomputedTotals extends Totals {
 }
 
 /** Totals recomputed from the entries alone, beside the stored running totals, for every organisation. */
-export function recomputeTotals(db: Database): RecomputedTotals[] {
+export function recomputeTotals(db: SqlDatabase): RecomputedTotals[] {
   return db
     .query<RecomputedTotals, []>(
       `WITH sums AS (
@@ -130,8 +131,8 @@ export function recomputeTotals(db: Database): RecomputedTotals[] {
            COALESCE(SUM(CASE WHEN type IN ('reserve', 'release') THEN 0 ELSE amount_pence END), 0) AS balance_pence,
            COALESCE(-SUM(CASE WHEN type IN ('reserve', 'release') THEN amount_pence ELSE 0 END), 0) AS held_pence
          FROM ledger_entries GROUP BY org_id)
-       SELECT o.id AS orgId, COALESCE(s.balance_pence, 0) AS balancePence, COALESCE(s.held_pence, 0) AS heldPence,
-         c.balance_pence AS storedBalancePence, c.held_pence AS storedHeldPence
+       SELECT o.id AS "orgId", COALESCE(s.balance_pence, 0) AS "balancePence", COALESCE(s.held_pence, 0) AS "heldPence",
+         c.balance_pence AS "storedBalancePence", c.held_pence AS "storedHeldPence"
        FROM organisations o
        LEFT JOIN sums s ON s.org_id = o.id
        LEFT JOIN credit_balances c ON c.org_id = o.id
@@ -149,7 +150,7 @@ export interface HoldProblem {
  * Hold pairing checked from the entries: every release and settle has its reserve, a release
  * returns exactly the hold, a settle never exceeds it and never appears without its release.
  */
-export function findHoldProblems(db: Database, limit: number): HoldProblem[] {
+export function findHoldProblems(db: SqlDatabase, limit: number): HoldProblem[] {
   return db.query<HoldProblem, [number]>(holdProblemsSql("?")).all(limit);
 }
 
@@ -183,7 +184,7 @@ export function holdProblemsSql(limitParameter: string): string {
     SELECT run_id AS "runId", problem FROM judged WHERE problem IS NOT NULL ORDER BY run_id LIMIT ${limitParameter}`;
 }
 
-export function countEntries(db: Database): number {
+export function countEntries(db: SqlDatabase): number {
   return db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM ledger_entries").get()!.n;
 }
 
@@ -203,25 +204,25 @@ export interface TopUpOrder {
   updatedAtMs: number;
 }
 
-const ORDER_COLUMNS = `id, org_id AS orgId, amount_pence AS amountPence, currency, status,
-  checkout_session_id AS checkoutSessionId, checkout_url AS checkoutUrl, created_at_ms AS createdAtMs, updated_at_ms AS updatedAtMs`;
+const ORDER_COLUMNS = `id, org_id AS "orgId", amount_pence AS "amountPence", currency, status,
+  checkout_session_id AS "checkoutSessionId", checkout_url AS "checkoutUrl", created_at_ms AS "createdAtMs", updated_at_ms AS "updatedAtMs"`;
 
-export function insertOrder(db: Database, o: TopUpOrder): void {
+export function insertOrder(db: SqlDatabase, o: TopUpOrder): void {
   db.query(
     `INSERT INTO top_up_orders (id, org_id, amount_pence, currency, status, checkout_session_id, checkout_url, created_at_ms, updated_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(o.id, o.orgId, o.amountPence, o.currency, o.status, o.checkoutSessionId, o.checkoutUrl, o.createdAtMs, o.updatedAtMs);
 }
 
-export function findOrder(db: Database, id: string): TopUpOrder | null {
+export function findOrder(db: SqlDatabase, id: string): TopUpOrder | null {
   return db.query<TopUpOrder, [string]>(`SELECT ${ORDER_COLUMNS} FROM top_up_orders WHERE id = ?`).get(id);
 }
 
-export function findOrderBySession(db: Database, sessionId: string): TopUpOrder | null {
+export function findOrderBySession(db: SqlDatabase, sessionId: string): TopUpOrder | null {
   return db.query<TopUpOrder, [string]>(`SELECT ${ORDER_COLUMNS} FROM top_up_orders WHERE checkout_session_id = ?`).get(sessionId);
 }
 
-export function setOrderCheckout(db: Database, id: string, sessionId: string, url: string, nowMs: number): void {
+export function setOrderCheckout(db: SqlDatabase, id: string, sessionId: string, url: string, nowMs: number): void {
   db.query(
     `UPDATE top_up_orders SET status = 'pending', checkout_session_id = ?, checkout_url = ?, updated_at_ms = ?
      WHERE id = ? AND status IN ('creating', 'failed')`,
@@ -229,13 +230,13 @@ export function setOrderCheckout(db: Database, id: string, sessionId: string, ur
 }
 
 /** Moves an order on; a paid order never moves again. */
-export function setOrderStatus(db: Database, id: string, status: TopUpOrderStatus, nowMs: number): void {
+export function setOrderStatus(db: SqlDatabase, id: string, status: TopUpOrderStatus, nowMs: number): void {
   db.query("UPDATE top_up_orders SET status = ?, updated_at_ms = ? WHERE id = ? AND status <> 'paid'").run(status, nowMs, id);
 }
 
 /** Records a webhook event id; false when it was already recorded (a redelivery). */
 export function recordStripeEvent(
-  db: Database,
+  db: SqlDatabase,
   e: { id: string; type: string; orderId: string | null; outcome: string; receivedAtMs: number },
 ): boolean {
   return (
@@ -245,12 +246,12 @@ export function recordStripeEvent(
   );
 }
 
-export function findStripeEventOutcome(db: Database, id: string): string | null {
+export function findStripeEventOutcome(db: SqlDatabase, id: string): string | null {
   return db.query<{ outcome: string }, [string]>("SELECT outcome FROM stripe_events WHERE id = ?").get(id)?.outcome ?? null;
 }
 
 /** Forgets event ids older than `beforeMs` (Stripe stops redelivering after three days). */
-export function purgeStripeEvents(db: Database, beforeMs: number, batchMax: number): number {
+export function purgeStripeEvents(db: SqlDatabase, beforeMs: number, batchMax: number): number {
   return db
     .query("DELETE FROM stripe_events WHERE id IN (SELECT id FROM stripe_events WHERE received_at_ms < ? ORDER BY received_at_ms LIMIT ?)")
     .run(beforeMs, batchMax).changes;

@@ -1,4 +1,4 @@
-// `regkb credits verify` on PostgreSQL: store.ts's recomputeTotals in PostgreSQL's dialect
+// The ledger's checks inside an async PostgreSQL transaction: store.ts's recomputeTotals in PostgreSQL's dialect
 // and its hold-problem query as it is, judged by the same verificationOf as on SQLite, so
 // both engines report the same problems in the same words.
 import type { SQL } from "bun";
@@ -24,12 +24,11 @@ async function findHoldProblems(tx: SQL, limit: number): Promise<HoldProblem[]> 
   return tx.unsafe(holdProblemsSql("$1"), [limit]);
 }
 
-/** Recomputes every organisation's totals and hold pairing from the entries, in one snapshot (REPEATABLE READ). */
-export async function verifyLedgerPostgres(sql: SQL): Promise<LedgerVerification> {
-  return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", (tx) => verifyLedgerIn(tx));
-}
-
-/** The same, inside a transaction the caller holds (migrate-to-postgres checks its copy before committing). */
+/**
+ * Recomputes every organisation's totals and hold pairing from the entries inside a
+ * transaction the caller holds (migrate-to-postgres checks its copy before committing).
+ * `regkb credits verify` runs ledger.ts's verifyLedger itself, through the synchronous handle.
+ */
 export async function verifyLedgerIn(tx: SQL): Promise<LedgerVerification> {
   const totals = await recomputeTotals(tx);
   const holdProblems = await findHoldProblems(tx, VERIFY_PROBLEMS_MAX);

@@ -2,8 +2,8 @@ import { isoFromMs } from "../clock";
 import { getBalance, verifyLedger, type LedgerEntry, type LedgerVerification } from "../billing/ledger";
 import { recordAdjustment, recordOperatorTopUp } from "../billing/operator";
 import { listEntries } from "../billing/store";
-import { verifyLedgerPostgres } from "../billing/verify-postgres";
-import { openPostgres, redactDatabaseUrl } from "../db/postgres/connect";
+import { openPostgresHandle, type PostgresHandle } from "../db/postgres/sync/handle";
+import { redactDatabaseUrl } from "../db/postgres/connect";
 import { requireOrganisation } from "../auth/service";
 import { CliError, optionalString, requiredString } from "./args";
 import type { Command, CommandResult } from "./command";
@@ -87,14 +87,16 @@ export const creditCommands: Command[] = [
     flags: {},
     async run({ config, deps }) {
       if (config.databaseUrl === undefined) return verificationResult(verifyLedger((await deps()).db));
-      const sql = openPostgres({ url: config.databaseUrl, poolSize: 1 });
+      // The very verifyLedger SQLite runs, through the synchronous handle: one snapshot (REPEATABLE READ).
+      let db: PostgresHandle | undefined;
       try {
-        const report = await verifyLedgerPostgres(sql).catch((error: unknown) => {
-          throw new Error(`PostgreSQL at ${redactDatabaseUrl(config.databaseUrl!)}: ${(error as Error).message}`);
-        });
-        return verificationResult(report);
+        db = openPostgresHandle({ url: config.databaseUrl });
+        return verificationResult(verifyLedger(db));
+      } catch (error) {
+        if (error instanceof CliError) throw error;
+        throw new Error(`PostgreSQL at ${redactDatabaseUrl(config.databaseUrl)}: ${(error as Error).message}`);
       } finally {
-        await sql.close();
+        db?.close();
       }
     },
   },

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { charge, getBalance, verifyLedger } from "../../src/billing/ledger";
-import { ledgerKeys } from "../../src/billing/ledger-keys";
-import { Refusal } from "../../src/errors";
+import { getBalance, verifyLedger } from "../../src/billing/ledger";
 import { tempDir } from "../helpers/server";
 import { startPaidChild, type Child } from "./child-process";
 import { createPaidOrg, postPaid, startPaidServer, type PaidServer } from "./paid-app";
 
-// 50 paid requests (2p each) against 40p of credit: exactly 20 may succeed.
+// 50 paid requests (2p each) against 40p of credit: exactly 20 may succeed. The same race
+// through direct ledger calls, on both engines: ledger-engines.test.ts.
 const REQUESTS = 50;
 const CREDIT_PENCE = 40;
 const AFFORDABLE = 20;
@@ -33,24 +32,6 @@ function tally(statuses: number[]) {
 }
 
 describe("concurrent paid requests against credit for 20", () => {
-  test("direct ledger calls: exactly 20 charges succeed, 30 get 402", async () => {
-    const org = createPaidOrg(server.deps, CREDIT_PENCE);
-    const outcomes = await Promise.all(
-      Array.from({ length: REQUESTS }, async (_, i) => {
-        await Promise.resolve();
-        try {
-          charge(server.deps.db, { orgId: org.orgId, amountPence: 2, key: ledgerKeys.search(`direct-${org.orgId}-${i}`), description: "Test", nowMs: Date.now() });
-          return 200;
-        } catch (error) {
-          if (error instanceof Refusal && error.status === 402) return 402;
-          throw error;
-        }
-      }),
-    );
-    expect(tally(outcomes)).toEqual({ ok: AFFORDABLE, refused: REQUESTS - AFFORDABLE });
-    expect(getBalance(server.deps.db, org.orgId)).toEqual({ balancePence: 0, heldPence: 0, availablePence: 0, currency: "GBP" });
-  });
-
   test("over HTTP in one process: exactly 20 succeed and 30 get 402 insufficient_credit", async () => {
     const org = createPaidOrg(server.deps, CREDIT_PENCE);
     const responses = await Promise.all(Array.from({ length: REQUESTS }, () => postPaid(server.url, org.key, { query: "q" })));

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
+import { beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createOrganisation } from "../../src/auth/service";
 import * as ledger from "../../src/billing/ledger";
 import { ledgerKeys, type LedgerKey } from "../../src/billing/ledger-keys";
-import { loadConfig } from "../../src/config";
-import { createDeps, type Deps } from "../../src/deps";
+import type { SqlDatabase } from "../../src/db/sql-database";
 import { Refusal } from "../../src/errors";
-import { tempDir } from "../helpers/server";
+import { forEachEngine, type EngineName, type TestEngine } from "../helpers/engines";
 
 /**
  * Random sequences of every money movement, with failures injected inside the ledger's
@@ -17,10 +13,11 @@ import { tempDir } from "../helpers/server";
  * what each step must do; after every step the database must agree with the model and with
  * the definitions: available = Σ entries, balance = Σ top_up/grant/settle/adjustment,
  * held = −Σ reserve/release, stored totals = recomputed totals, available ≥ 0, no hold
- * resolved twice. Replay a failure with LEDGER_PROPERTY_SEED=<seed printed>.
+ * resolved twice. Replay a failure with LEDGER_PROPERTY_SEED=<seed printed>. The same
+ * property runs on SQLite and on PostgreSQL (fewer runs there: each statement is a round trip).
  */
 
-const RUNS = 40;
+const RUNS: Record<EngineName, number> = { sqlite: 40, postgres: 5 };
 const OPS_PER_RUN_MIN = 260;
 const OPS_PER_RUN_MAX = 300;
 const ORGS_PER_RUN = 2;
@@ -70,24 +67,28 @@ interface Model {
   nextId: number;
 }
 
-let deps: Deps;
-let dataDir: string;
+let db: SqlDatabase;
+let engine: TestEngine;
 let orgCounter = 0;
 
-beforeAll(async () => {
-  dataDir = tempDir("regkb-ledger-property-");
-  deps = await createDeps(loadConfig({ REGKB_LOG_LEVEL: "silent", REGKB_SANDBOX_POOL_SIZE: "0" }, { dataDir }));
-  // Failure injection inside the ledger's own transaction: the next insert of the chosen type aborts.
-  deps.db.exec("CREATE TEMP TABLE inject_failure (entry_type TEXT)");
-  deps.db.exec(`CREATE TEMP TRIGGER inject_failure_on_insert BEFORE INSERT ON main.ledger_entries
-    WHEN NEW.type IN (SELECT entry_type FROM temp.inject_failure)
-    BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
-});
-
-afterAll(() => {
-  deps?.db.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+/** Failure injection inside the ledger's own transaction: the next insert of a type listed in inject_failure aborts. */
+function installFailureInjection(e: TestEngine): void {
+  if (e.name === "sqlite") {
+    e.db.exec("CREATE TEMP TABLE inject_failure (entry_type TEXT)");
+    e.db.exec(`CREATE TEMP TRIGGER inject_failure_on_insert BEFORE INSERT ON main.ledger_entries
+      WHEN NEW.type IN (SELECT entry_type FROM temp.inject_failure)
+      BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+    return;
+  }
+  // The file's own database: a plain table and trigger stand in for SQLite's temporary ones.
+  e.db.exec(`CREATE TABLE inject_failure (entry_type TEXT);
+    CREATE FUNCTION inject_failure() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.type IN (SELECT entry_type FROM inject_failure) THEN RAISE EXCEPTION 'injected failure'; END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER inject_failure_on_insert BEFORE INSERT ON ledger_entries FOR EACH ROW EXECUTE FUNCTION inject_failure();`);
+}
 
 function available(model: Model, orgId: string): number {
   const t = model.totals.get(orgId)!;
@@ -96,7 +97,6 @@ function available(model: Model, orgId: string): number {
 
 /** What the step must do, and the model after it (applied only when it succeeds). */
 function plan(model: Model, op: Op): { expected: Outcome; apply: () => void; lastType: string | null; call: () => void } {
-  const db = deps.db;
   const t = (orgId: string) => model.totals.get(orgId)!;
   const keyed = <K extends LedgerKey>(kind: Op["kind"], reuseIndex: number | null, fresh: () => K): K => {
     const candidates = model.keyList.filter((k) => k.kind === kind);
@@ -231,10 +231,9 @@ function classify(error: unknown): Outcome {
 
 function run(model: Model, op: Op & { inject: Inject }): void {
   const step = plan(model, op);
-  const db = deps.db;
   let outcome: Outcome;
   try {
-    if (op.inject === "inside") db.query("INSERT INTO temp.inject_failure (entry_type) VALUES (?)").run(step.lastType);
+    if (op.inject === "inside") db.query("INSERT INTO inject_failure (entry_type) VALUES (?)").run(step.lastType);
     if (op.inject === "outer") {
       db.transaction(() => {
         step.call();
@@ -247,7 +246,7 @@ function run(model: Model, op: Op & { inject: Inject }): void {
   } catch (error) {
     outcome = classify(error);
   } finally {
-    db.exec("DELETE FROM temp.inject_failure");
+    db.exec("DELETE FROM inject_failure");
   }
   // A failure inside the ledger can only hit a step that writes; a failing outer transaction
   // hits every step that did not fail by itself. Either way nothing is written.
@@ -259,7 +258,7 @@ function run(model: Model, op: Op & { inject: Inject }): void {
   checkInvariants(db, model);
 }
 
-function checkInvariants(db: Database, model: Model): void {
+function checkInvariants(db: SqlDatabase, model: Model): void {
   for (const orgId of model.orgIds) {
     const sums = db
       .query<{ available: number; balance: number; held: number }, [string]>(
@@ -288,18 +287,18 @@ function checkInvariants(db: Database, model: Model): void {
   const twice = db
     .query<{ n: number }, [string, string]>(
       `SELECT COUNT(*) AS n FROM (SELECT ref FROM ledger_entries WHERE org_id IN (?, ?) AND type = 'release'
-       GROUP BY ref HAVING COUNT(*) > 1)`,
+       GROUP BY ref HAVING COUNT(*) > 1) AS twice`,
     )
     .get(model.orgIds[0]!, model.orgIds[1]!)!.n;
   if (twice > 0) throw new Error("a hold was resolved twice");
 }
 
-test(`ledger property: ≥ ${RUNS * OPS_PER_RUN_MIN} random operations with injected failures keep every invariant`, () => {
+function property(runs: number): void {
   const seed = Number(process.env.LEDGER_PROPERTY_SEED ?? Math.floor(Math.random() * 2 ** 31));
   let operations = 0;
   const property = fc.property(fc.array(opArb, { minLength: OPS_PER_RUN_MIN, maxLength: OPS_PER_RUN_MAX }), (ops) => {
     orgCounter++;
-    const orgIds = Array.from({ length: ORGS_PER_RUN }, (_, i) => createOrganisation(deps, { name: `Property ${orgCounter}.${i}` }).id);
+    const orgIds = Array.from({ length: ORGS_PER_RUN }, (_, i) => engine.createOrganisation(`Property ${orgCounter}.${i}`));
     const model: Model = {
       orgIds,
       totals: new Map(orgIds.map((id) => [id, { balancePence: 0, heldPence: 0 }])),
@@ -314,11 +313,22 @@ test(`ledger property: ≥ ${RUNS * OPS_PER_RUN_MIN} random operations with inje
     }
   });
   try {
-    fc.assert(property, { seed, numRuns: RUNS, endOnFailure: true });
+    fc.assert(property, { seed, numRuns: runs, endOnFailure: true });
   } catch (error) {
     console.error(`ledger property failed; replay with LEDGER_PROPERTY_SEED=${seed}`);
     throw error;
   }
-  expect(operations).toBeGreaterThanOrEqual(RUNS * OPS_PER_RUN_MIN);
-  expect(ledger.verifyLedger(deps.db).ok).toBe(true);
-}, 120_000);
+  expect(operations).toBeGreaterThanOrEqual(runs * OPS_PER_RUN_MIN);
+  expect(ledger.verifyLedger(db).ok).toBe(true);
+}
+
+forEachEngine((current, name) => {
+  beforeAll(() => {
+    engine = current();
+    db = engine.db;
+    installFailureInjection(engine);
+  });
+  test(`ledger property: ≥ ${RUNS[name] * OPS_PER_RUN_MIN} random operations with injected failures keep every invariant`, () => {
+    property(RUNS[engine.name]);
+  }, 120_000);
+});

@@ -20,8 +20,8 @@ export interface TestPostgres {
   readonly url: string;
   /** A pool of 4 on the file's database. */
   readonly sql: SQL;
-  /** Another empty database on the same server, dropped with the file's. */
-  createDatabase(): Promise<string>;
+  /** Another empty database on the same server, dropped with the file's; `options`: CREATE DATABASE's own (a locale, say). */
+  createDatabase(options?: string): Promise<string>;
   /** A pool of its own on a database of this file, closed after the file. */
   connect(url: string, poolSize: number): SQL;
 }
@@ -41,9 +41,9 @@ export function usePostgres(): TestPostgres {
   const pools: SQL[] = [];
   let own: { url: string; sql: SQL } | undefined;
 
-  const createDatabase = async (): Promise<string> => {
+  const createDatabase = async (options = ""): Promise<string> => {
     const name = `regkb_test_${crypto.randomUUID().replaceAll("-", "")}`;
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
+    await admin.unsafe(`CREATE DATABASE "${name}" ${options}`);
     names.push(name);
     return databaseUrl(server, name);
   };
