@@ -33,6 +33,25 @@ function databaseUrl(serverUrl: string, name: string): string {
 }
 
 const DROP_TIMEOUT_MS = 60_000;
+const DROP_ATTEMPTS = 40;
+const DROP_RETRY_MS = 250;
+
+/**
+ * FORCE ends the test's own sessions, but not one of a role the test role may not signal
+ * (an autovacuum worker that just started on the database): that one ends by itself, so
+ * the drop is tried again.
+ */
+async function dropDatabase(admin: SQL, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      return;
+    } catch (error) {
+      if (attempt >= DROP_ATTEMPTS) throw error;
+      await Bun.sleep(DROP_RETRY_MS);
+    }
+  }
+}
 
 export function usePostgres(): TestPostgres {
   const server = testServerUrl();
@@ -71,7 +90,7 @@ export function usePostgres(): TestPostgres {
   // bun:test's 5 s default on a loaded 2-core machine.
   afterAll(async () => {
     await Promise.all(pools.map((p) => p.close()));
-    for (const name of names) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    for (const name of names) await dropDatabase(admin, name);
     await admin.close();
   }, DROP_TIMEOUT_MS);
 
