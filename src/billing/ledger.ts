@@ -12,14 +12,15 @@ export type { LedgerEntry, LedgerEntryType } from "./store";
  * The only code that writes money. Each function is one `BEGIN IMMEDIATE` transaction (a
  * SAVEPOINT when the caller already holds one), so "check available, then write" is atomic
  * across threads and processes; on PostgreSQL the transaction first locks the organisation's
- * totals (store.lockTotals), which makes it atomic across nodes too (moneyTransaction). Amounts are integer pence signed by their effect on
- * AVAILABLE credit (decisions.md): top_up, grant, release, refunds +; reserve, settle −.
+ * totals (store.lockTotals, moneyTransaction), which makes it atomic across nodes too.
+ * Amounts are integer pence signed by their effect on AVAILABLE credit (decisions.md):
+ * top_up, grant, release, refunds +; reserve, settle −.
  *
  * Every write carries a unique key with its purpose (ledger-keys.ts); calling again with the
- * same key and the same content returns the entry already written instead of moving money twice. Anything that would make
- * the ledger wrong (a settle above its hold, a key reused for different content, running
- * totals that disagree with the entry just written) throws LedgerInvariantError and rolls
- * the transaction back: no entry is better than a wrong one.
+ * same key and the same content returns the entry already written instead of moving money
+ * twice. Anything that would make the ledger wrong (a settle above its hold, a key reused for
+ * different content, running totals that disagree with the entry just written) throws
+ * LedgerInvariantError and rolls the transaction back: no entry is better than a wrong one.
  */
 
 /** Largest amount one entry may carry (£10,000,000); the schema enforces the same bound. */
