@@ -23,7 +23,7 @@ import { vectorCandidates, type VectorTask } from "./vector-leg";
  * of them (see ftsMatchExpression); if fewer than `wanted` passages have them all, any of
  * them will do, at the cost of scoring most of the index.
  */
-function bm25Search(
+export function bm25Search(
   index: SearchIndex,
   query: string,
   scopes: readonly SearchScope[],
