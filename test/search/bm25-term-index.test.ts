@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Database } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
+import { Bm25TermIndex } from "../../src/search/bm25/term-index";
 import { loadSampleCorpus, importSampleCorpus } from "../../src/search/corpus/import";
 import { ftsSearch, type FtsWeights } from "../../src/search/fts-store";
 import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
@@ -175,6 +176,21 @@ test("after inserts and deletes, FTS5 answers until the copy is reloaded, then t
   expect(terms.searchAllOf(phrases, scopes[0]!, WEIGHTS[0]!, 100)).toBeDefined();
   await expectSameAsFts5(phrases);
   await expectSameAsFts5(["controller", "processor"]);
+});
+
+test("a search worker's query-only connection builds the same copy", async () => {
+  const reader = new Database(deps.db.filename, { strict: true });
+  reader.exec("PRAGMA query_only = ON");
+  try {
+    const terms = new Bm25TermIndex(reader);
+    const phrases = ["controller", "processing"];
+    expect(terms.searchAllOf(phrases, scopes[1]!, WEIGHTS[0]!, 50)).toBeUndefined();
+    await terms.load();
+    expect(terms.searchAllOf(phrases, scopes[1]!, WEIGHTS[0]!, 50)).toEqual(ftsSearch(deps.db, allOf(phrases), scopes[1]!, WEIGHTS[0]!, 50));
+    expect(() => reader.exec("CREATE TEMP TABLE t (x)")).toThrow();
+  } finally {
+    reader.close();
+  }
 });
 
 test("a search of common terms alone is answered from the term index", async () => {

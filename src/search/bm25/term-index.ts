@@ -8,7 +8,9 @@
  * search_fts): a search that finds the index changed since, or a term not loaded yet, is
  * answered by FTS5, so an insert or delete is seen at once. Terms are read from FTS5's own
  * tables (fts5-tables.ts) between searches, one per task, the least recently used given up
- * past POSTINGS_MAX; after a change the copy is rebuilt with the terms it held.
+ * past POSTINGS_MAX; after a change the copy is rebuilt with the terms it held. Rebuilding
+ * and giving up terms are paced (RELOAD_PAUSE_FACTOR), so neither a stream of writes nor
+ * more terms than fit can take more than a bounded share of the thread.
  */
 import type { Database } from "bun:sqlite";
 import type { FtsHit, FtsWeights } from "../fts-store";
@@ -19,13 +21,14 @@ import { declaredTokenizer, Fts5Tokenizer, openInstances, readRowLengths, readTe
 
 /**
  * Postings held at most, over all terms: 10 bytes each (row id, three column counts), so
- * ≤ 40 MB a thread. At 100k passages the 1,100 common terms hold 8.4M; the ones queries use
- * fit many times over. A term longer than this is never loaded.
+ * ≤ 40 MB a thread. At 100k passages the 1,100 common terms hold 8.4M, those of the judged
+ * questions' common-term queries 2.3M; at 1M passages lists are ten times longer and a
+ * sixth of those fit. A term longer than this is never loaded.
  */
 const POSTINGS_MAX = 4_000_000;
 /** Row lengths read per slice while building a copy; searches run between slices. */
 const ROW_SLICE = 20_000;
-/** After a build or term load that took t ms and was overtaken by a write, the next starts no sooner than this × t later. */
+/** After a load run that took t ms and must pause (see #read), the next starts no sooner than this × t later. */
 const RELOAD_PAUSE_FACTOR = 20;
 /** Query phrases whose tokens are remembered; past this the memo starts over (bounded memory). */
 const TOKEN_MEMO_ENTRIES_MAX = 10_000;
@@ -149,33 +152,39 @@ export class Bm25TermIndex {
     }
   }
 
+  /**
+   * A run that replaced a stale copy, gave up terms to make room or was overtaken by a write
+   * is followed by a pause (RELOAD_PAUSE_FACTOR × its time), so a stream of writes or more
+   * terms than fit cost the thread a bounded share of its time; filling the copy up to
+   * POSTINGS_MAX is not.
+   */
   async #read(): Promise<void> {
     // Never inside the search that asked: it has been answered by FTS5 first.
     await new Promise((resolve) => setTimeout(resolve, 0));
     const started = Date.now();
+    let pause = false;
     try {
       let copy = this.#current();
       if (copy === undefined) {
+        pause = this.#copy !== undefined;
         for (const k of this.#copy?.terms.keys() ?? []) this.#wanted.add(k);
         copy = await this.#build();
-        if (copy === undefined) return this.#pause(started);
+        if (copy === undefined) return void (pause = true);
         this.#copy = copy;
       }
-      for (let key = first(this.#wanted); key !== undefined; key = first(this.#wanted)) {
+      for (let key = first(this.#wanted); key !== undefined && !pause; key = first(this.#wanted)) {
         this.#wanted.delete(key);
         if (copy.terms.has(key) || copy.refused.has(key)) continue;
         const postings = this.#postingsOf(copy, key);
-        if (this.#current() !== copy) return this.#pause(started);
-        this.#hold(copy, key, postings);
+        if (this.#current() !== copy) return void (pause = true);
+        pause = this.#hold(copy, key, postings);
         await new Promise((resolve) => setTimeout(resolve, 0));
       }
     } catch {
-      this.#pause(started);
+      pause = true;
+    } finally {
+      if (pause) this.#noLoadBeforeMs = Date.now() + RELOAD_PAUSE_FACTOR * (Date.now() - started);
     }
-  }
-
-  #pause(startedMs: number): void {
-    this.#noLoadBeforeMs = Date.now() + RELOAD_PAUSE_FACTOR * (Date.now() - startedMs);
   }
 
   /** A copy of the index's totals and row lengths, or undefined if a write landed while reading. */
@@ -215,18 +224,22 @@ export class Bm25TermIndex {
     return { rows: Int32Array.from(rows), counts: Uint16Array.from(counts) };
   }
 
-  #hold(copy: Copy, key: string, postings: Postings | undefined): void {
+  /** Holds a term's postings, giving up the least recently used past POSTINGS_MAX; true if any was given up. */
+  #hold(copy: Copy, key: string, postings: Postings | undefined): boolean {
     if (postings === undefined) {
       copy.refused.add(key);
-      return;
+      return false;
     }
+    let evicted = false;
     for (const [k, held] of copy.terms) {
       if (copy.postings + postings.rows.length <= POSTINGS_MAX) break;
       copy.terms.delete(k);
       copy.postings -= held.rows.length;
+      evicted = true;
     }
     copy.terms.set(key, postings);
     copy.postings += postings.rows.length;
+    return evicted;
   }
 }
 
