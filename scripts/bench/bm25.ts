@@ -7,7 +7,8 @@
  *
  * DIR: a corpus search.ts --data built (its size is the corpus's). Each question's time is
  * the best of --rounds, one search at a time, all 52 jurisdictions and 8; also the term
- * index's size and load time, and the slowest questions each way.
+ * index's size and load time, whether both ways found the same hits, and the slowest
+ * questions each way.
  */
 import { bm25Search } from "../../src/search/candidates";
 import { commonTermsConjunction } from "../../src/search/query-text";
@@ -49,7 +50,10 @@ for (const [label, jurisdictions] of [["all 52 jurisdictions", corpus.org.jurisd
     }
     return ms;
   };
+  const hitsOf = (index: SearchIndex, query: string) => bm25Search(index, query, [scope], DEFAULT_SEARCH_TUNING.fts, DEFAULT_SEARCH_TUNING.candidatesPerMethod, 0);
+  const same = unique.filter((q) => Bun.deepEquals(hitsOf(fts5Only, q), hitsOf(withTerms, q))).length;
   const rows = unique.map((query) => ({ query, fts5: best(fts5Only, query), terms: best(withTerms, query) }));
+  console.log(`${label}: the same hits, order and scores both ways for ${same} of ${unique.length} questions`);
   const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + f(r), 0);
   console.log(`${label}: BM25 p50 / p95 FTS5 alone ${p50p95(rows.map((r) => r.fts5))} ms, with the term index ${p50p95(rows.map((r) => r.terms))} ms; total ${fmt(sum((r) => r.fts5))} → ${fmt(sum((r) => r.terms))} ms`);
   console.log("  slowest in FTS5 alone:");
