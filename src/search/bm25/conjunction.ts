@@ -1,5 +1,5 @@
 /**
- * FTS5's bm25() top-k for an AND of single-token phrases, computed from postings held in
+ * FTS5's bm25() top-k for an AND of phrases, computed from their postings held in
  * memory (term-index.ts). Every number is FTS5's: the same formula, operations in the same
  * order, over the same counts, so the scores are the same doubles; ties keep FTS5's order
  * (SQLite's ORDER BY … LIMIT keeps, among equal scores, the rows it visited first, and FTS5
@@ -8,7 +8,7 @@
 import type { FtsHit, FtsWeights } from "../fts-store";
 import type { Fts5Totals } from "./fts5-tables";
 
-/** One term's rows (ascending) and, per row, its occurrences in citation, heading and body. */
+/** One phrase's rows (ascending) and, per row, its occurrences in citation, heading and body. */
 export interface Postings {
   rows: Int32Array;
   /** 3 × rows.length: citation, heading, body occurrences of row i at 3i … 3i + 2. */

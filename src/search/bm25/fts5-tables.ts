@@ -82,14 +82,17 @@ export function openInstances(db: Database): void {
   }
 }
 
+/** Offsets within a column are below this (a column holds < 2^20 tokens: passages' fields are bounded far below). */
+export const OFFSETS = 1 << 20;
+
 /**
- * Occurrences of one indexed term, by row then column (openInstances first): row id × 4 +
- * column index (FTS_COLUMNS) per occurrence, one number each, as cheap to hand over as any.
+ * Occurrences of one indexed term, by row, column and offset (openInstances first): one
+ * number each, (row id × 4 + column index) × OFFSETS + offset, as cheap to hand over as any.
  */
 export function readTermInstances(db: Database, term: string): number[] {
   const column = `CASE col ${FTS_COLUMNS.map((c, i) => `WHEN '${c}' THEN ${i}`).join(" ")} END`;
   return db
-    .query<{ v: number }, [string]>(`SELECT doc * 4 + ${column} AS v FROM ${INSTANCES} WHERE term = ?`)
+    .query<{ v: number }, [string]>(`SELECT (doc * 4 + ${column}) * ${OFFSETS} + offset AS v FROM ${INSTANCES} WHERE term = ?`)
     .values(term)
     .map((r) => r[0] as number);
 }

@@ -1,7 +1,8 @@
 /**
  * BM25 for a query of common terms alone (an AND of long posting lists, which FTS5 walks
  * and scores slowly at 100k passages) from postings held in memory: the same rows, scores
- * and order as FTS5 (conjunction.ts). One per connection (SearchIndex), in the thread that
+ * and order as FTS5 (conjunction.ts). A word FTS5 splits into a phrase ("1003.4", "u.s")
+ * is held as the phrase's own postings, found from its tokens' offsets. One per connection (SearchIndex), in the thread that
  * runs its searches.
  *
  * The copy is valid for one BM25 generation (meta-store.ts, changed by every write to
@@ -17,7 +18,7 @@ import type { FtsHit, FtsWeights } from "../fts-store";
 import { BM25_GENERATION, readMetaValue } from "../meta-store";
 import { ORGANISATION_PASSAGE_TOKEN, scopeToken, type SearchScope } from "../scopes";
 import { conjunctionTopK, type Postings } from "./conjunction";
-import { declaredTokenizer, Fts5Tokenizer, openInstances, readRowLengths, readTermInstances, readTotals, type Fts5Totals } from "./fts5-tables";
+import { declaredTokenizer, Fts5Tokenizer, OFFSETS, openInstances, readRowLengths, readTermInstances, readTotals, type Fts5Totals } from "./fts5-tables";
 
 /**
  * Postings held at most, over all terms: 10 bytes each (row id, three column counts), so
@@ -67,9 +68,9 @@ export class Bm25TermIndex {
   }
 
   /**
-   * What ftsSearch returns for `"p1" AND "p2" …` within `scope`, if every phrase is one
-   * token and the copy holds them at the index's current state; undefined otherwise (then
-   * FTS5 answers, and what was missing is loaded for the next search).
+   * What ftsSearch returns for `"p1" AND "p2" …` within `scope`, if the copy holds every
+   * phrase at the index's current state; undefined otherwise (then FTS5 answers, and what
+   * was missing is loaded for the next search).
    */
   searchAllOf(phrases: readonly string[], scope: SearchScope, weights: FtsWeights, limit: number): FtsHit[] | undefined {
     const tokenizer = this.#openTokenizer();
@@ -77,8 +78,8 @@ export class Bm25TermIndex {
     const keys: string[] = [];
     for (const phrase of phrases) {
       const tokens = this.#tokensOf(tokenizer, phrase);
-      if (tokens.length !== 1) return undefined;
-      keys.push(tokens[0]!);
+      if (tokens.length === 0) return undefined;
+      keys.push(tokens.join(" "));
     }
     const own = scope.orgScopes.map((s) => scopeKey(scopeToken(s)));
     const scopeKeys = scope.allShared ? [scopeKey(ORGANISATION_PASSAGE_TOKEN), ...own] : [...scope.jurisdictions.map((j) => scopeKey(scopeToken(j))), ...own];
@@ -144,11 +145,20 @@ export class Bm25TermIndex {
    */
   async load(): Promise<void> {
     // A load that started before the latest write or search may leave either behind: then once more.
-    for (let round = 0; round < 2 && (this.#loading !== undefined || this.#current() === undefined || this.#wanted.size > 0); round++) {
+    for (let round = 0; round < 2 && (this.#loading !== undefined || this.#wanted.size > 0 || !this.#isCurrent()); round++) {
       this.#loading ??= this.#read().finally(() => {
         this.#loading = undefined;
       });
       await this.#loading;
+    }
+  }
+
+  /** True also when the index cannot be read (a closed connection), so that a background load ends quietly. */
+  #isCurrent(): boolean {
+    try {
+      return this.#current() !== undefined;
+    } catch {
+      return true;
     }
   }
 
@@ -203,15 +213,24 @@ export class Bm25TermIndex {
     return { generation, totals, rowTokens, terms: new Map(), postings: 0, refused: new Set() };
   }
 
-  /** A term's postings (a scope key's: the rows whose scopes column holds it), or undefined if too long to hold. */
+  /**
+   * A phrase's postings (one token or several, space-separated), counting occurrences of the
+   * whole phrase as FTS5 does: its tokens at consecutive offsets of one column. A scope key's:
+   * the rows whose scopes column holds it. Undefined if too long to hold.
+   */
   #postingsOf(copy: Copy, key: string): Postings | undefined {
     const scopesOnly = key.startsWith(" ");
-    const instances = readTermInstances(this.db, scopesOnly ? key.slice(1) : key);
-    if (instances.length > 3 * POSTINGS_MAX) return undefined;
+    const [first, ...rest] = scopesOnly ? [key.slice(1)] : key.split(" ");
+    const starts = readTermInstances(this.db, first!);
+    const followers = rest.map((token) => readTermInstances(this.db, token));
+    if ([starts, ...followers].some((list) => list.length > 3 * POSTINGS_MAX)) return undefined;
+    const following = followers.map((list) => new Set(list));
     const rows: number[] = [];
     const counts: number[] = [];
-    for (const instance of instances) {
-      const [row, c] = [Math.floor(instance / 4), instance % 4];
+    for (const start of starts) {
+      if (!following.every((set, i) => set.has(start + i + 1))) continue;
+      const place = Math.floor(start / OFFSETS);
+      const [row, c] = [Math.floor(place / 4), place % 4];
       // A row FTS5 no longer holds (docsize has none) is none of bm25's hits.
       if ((scopesOnly && c !== 3) || (copy.rowTokens[row] ?? -1) < 0) continue;
       if (rows.at(-1) !== row) {
