@@ -31,6 +31,8 @@ const POSTINGS_MAX = 4_000_000;
 const ROW_SLICE = 20_000;
 /** After a load run that took t ms and must pause (see #read), the next starts no sooner than this × t later. */
 const RELOAD_PAUSE_FACTOR = 20;
+/** Terms waiting to be loaded; past this, searches' further terms are not queued (FTS5 answers them). */
+const WANTED_MAX = 1_000;
 /** Query phrases whose tokens are remembered; past this the memo starts over (bounded memory). */
 const TOKEN_MEMO_ENTRIES_MAX = 10_000;
 
@@ -104,7 +106,7 @@ export class Bm25TermIndex {
   #take(copy: Copy | undefined, keys: readonly string[]): Postings[] | undefined {
     const missing = keys.filter((k) => !copy?.terms.has(k));
     if (copy === undefined || missing.length > 0) {
-      for (const k of missing) if (!copy?.refused.has(k)) this.#wanted.add(k);
+      for (const k of missing) if (!copy?.refused.has(k) && this.#wanted.size < WANTED_MAX) this.#wanted.add(k);
       return undefined;
     }
     return keys.map((k) => {
