@@ -9,7 +9,7 @@ import { fuse, mergeHits, type CitedHit } from "./hybrid";
 import type { ExpansionSource } from "./lexicon";
 import { mentionedJurisdictions } from "./mentions";
 import { candidateTextOf } from "./passage-text";
-import { ftsMatchExpression, queryTerms } from "./query-text";
+import { commonTermsConjunction, ftsMatchExpression, queryTerms } from "./query-text";
 import { analyseQuery, type AnalysedQuery } from "./rank/analyse";
 import { pageSize, SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, type SearchMethod, type SearchRequest } from "./request";
 import { chunksInScopes, orgScope, resolveSearchScope, scopesOfSearch, type SearchScope } from "./scopes";
@@ -23,7 +23,7 @@ import { vectorCandidates, type VectorTask } from "./vector-leg";
  * of them (see ftsMatchExpression); if fewer than `wanted` passages have them all, any of
  * them will do, at the cost of scoring most of the index.
  */
-function bm25Search(
+export function bm25Search(
   index: SearchIndex,
   query: string,
   scopes: readonly SearchScope[],
@@ -32,12 +32,15 @@ function bm25Search(
   /** Fewer hits than this for a query of common terms alone: fall back to any of them. */
   wanted: number,
 ): FtsHit[] {
-  const search = (match: string) =>
-    scopes.map((s) => ftsSearch(index.db, match, s, weights, candidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+  // `allOf`: the phrases `match` requires all of, which the in-memory term index may answer instead of FTS5 (same hits).
+  const search = (match: string, allOf?: readonly string[]) =>
+    scopes
+      .map((s) => (allOf && index.bm25Terms.searchAllOf(allOf, s, weights, candidates)) ?? ftsSearch(index.db, match, s, weights, candidates))
+      .reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   const { isCommon } = index.termStatistics.current();
   const match = ftsMatchExpression(query, isCommon);
   if (match === undefined) return [];
-  const hits = search(match);
+  const hits = search(match, commonTermsConjunction(query, isCommon));
   // Only a query of common terms alone requires every term, so only it can come back short for that.
   if (hits.length >= wanted || !queryTerms(query).every(isCommon)) return hits;
   return search(ftsMatchExpression(query)!);

@@ -3,6 +3,7 @@
  * columns of text and a fourth of scope tokens (scopes.ts) that filters inside the MATCH.
  */
 import type { Database } from "bun:sqlite";
+import { bumpBm25Generation } from "./meta-store";
 import { ORGANISATION_PASSAGE_TOKEN, scopesOfChunk, scopeToken, type SearchScope } from "./scopes";
 
 export interface FtsText {
@@ -33,10 +34,12 @@ export function insertFtsRow(db: Database, chunkId: number, ownerOrgId: string |
     fts.body,
     tokens.join(" "),
   );
+  bumpBm25Generation(db);
 }
 
 export function deleteFtsRow(db: Database, chunkId: number): void {
   db.query("DELETE FROM search_fts WHERE rowid = ?").run(chunkId);
+  bumpBm25Generation(db);
 }
 
 /**

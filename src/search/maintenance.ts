@@ -31,7 +31,7 @@ import {
   recordClusterJurisdictionsFromVectors,
   sharedVectorCount,
 } from "./ivf-store";
-import { BM25_MERGED_PASSAGES, bumpVectorGeneration, clearIndexMeta, ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue, VECTOR_GENERATION, writeIndexMeta, writeMetaValue } from "./meta-store";
+import { BM25_GENERATION, BM25_MERGED_PASSAGES, bumpBm25Generation, bumpVectorGeneration, clearIndexMeta, ORGANISATION_PASSAGES_MARKED, readIndexMeta, readMetaValue, VECTOR_GENERATION, writeIndexMeta, writeMetaValue } from "./meta-store";
 import { embeddingText, ftsTextOfRow } from "./passage-text";
 import type { SearchIndex } from "./search-index";
 import { REBUILD_BATCH_ROWS } from "./sql";
@@ -113,6 +113,8 @@ export async function maintainSearchIndex(deps: MaintenanceDeps, onProgress?: (p
   }
   // An index last written before vector generations: the search workers' copies need one to compare.
   if (readMetaValue(db, VECTOR_GENERATION) === undefined) bumpVectorGeneration(db);
+  // Likewise for BM25 generations (bm25/term-index.ts).
+  if (readMetaValue(db, BM25_GENERATION) === undefined) bumpBm25Generation(db);
   index.assertReady();
   return report;
 }

@@ -14,11 +14,21 @@ export const ORGANISATION_PASSAGES_MARKED = "fts_organisation_token";
  */
 export const VECTOR_GENERATION = "vector_generation";
 
+/**
+ * Changes (a fresh id) whenever a BM25 row is written or deleted: the in-memory term
+ * index (bm25/term-index.ts) compares it per search.
+ */
+export const BM25_GENERATION = "bm25_generation";
+
 /** The passage count when the BM25 index was last merged into one segment (maintenance step 6). */
 export const BM25_MERGED_PASSAGES = "bm25_merged_passages";
 
 export function bumpVectorGeneration(db: Database): void {
   writeMetaValue(db, VECTOR_GENERATION, uuidv7());
+}
+
+export function bumpBm25Generation(db: Database): void {
+  writeMetaValue(db, BM25_GENERATION, uuidv7());
 }
 
 export interface IndexMeta {

@@ -66,7 +66,20 @@ export function ftsMatchExpression(query: string, isCommon: (term: string) => bo
   return [...rare, ...pairs].map(quote).join(" OR ");
 }
 
+/**
+ * The phrases (their texts, in order) ftsMatchExpression requires all of when every term is
+ * common, or undefined when it builds an OR.
+ */
+export function commonTermsConjunction(query: string, isCommon: (term: string) => boolean): string[] | undefined {
+  const all = queryTerms(query);
+  return all.length > 0 && all.every(isCommon) ? all.map(phraseText) : undefined;
+}
+
 /** Every term is quoted: FTS5 then treats it as a phrase of its tokens and never as syntax. */
 function quote(term: string): string {
-  return `"${term.replace(/['"’]/g, " ")}"`;
+  return `"${phraseText(term)}"`;
+}
+
+function phraseText(term: string): string {
+  return term.replace(/['"’]/g, " ");
 }

@@ -8,6 +8,7 @@
  * (maintenance.ts), which `regkb serve` runs before it listens.
  */
 import type { Database } from "bun:sqlite";
+import { Bm25TermIndex } from "./bm25/term-index";
 import type { Embedder } from "./embedder/types";
 import { HeadingVectorCache } from "./heading-vectors";
 import { CentroidCache } from "./ivf-store";
@@ -26,6 +27,8 @@ export class SearchIndex {
   readonly termStatistics: TermStatisticsCache;
   /** Heading embeddings (by this index's embedder) for the ranker. */
   readonly headingVectors: HeadingVectorCache;
+  /** Common terms' postings, for BM25 of a query made of them alone. */
+  readonly bm25Terms: Bm25TermIndex;
   /** Candidate passages' tokenised fields for the ranker. */
   readonly candidateFields = new FieldCache();
   /** This connection found the index ready; checked again only after forgetReady. */
@@ -39,6 +42,7 @@ export class SearchIndex {
   ) {
     this.centroids = new CentroidCache(db);
     this.termStatistics = new TermStatisticsCache(db);
+    this.bm25Terms = new Bm25TermIndex(db);
     this.headingVectors = new HeadingVectorCache(embedder);
   }
 
