@@ -16,7 +16,8 @@
  *    part of it (SearchTrace: embedding, query analysis and expansion, scope resolution,
  *    BM25, the wait for the vector half, fusion, stage two, materialisation, the reply's
  *    JSON; and the vector half's own time on the worker and its round trip); then paid
- *    searches/s over HTTP with 4 concurrent clients, with each synchronous setting.
+ *    searches/s over HTTP with 4 concurrent clients, with each synchronous setting, their
+ *    latency and the CPU per paid search on each kind of thread (after a warm-up round).
  *    Also the vector search alone (all probe counts once the corpus is clustered): p50/p95
  *    and recall@10 against exact search, by vec0's scan and by the search workers' in-memory copy.
  * 3. 1M synthetic vectors (mixtures of real passage embeddings plus noise, so they keep the
@@ -25,7 +26,7 @@
  *    search, scanning everything, then clustered (training time) at several probe counts,
  *    by vec0's scan and by a search worker's in-memory copy.
  */
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { openDatabase } from "../../src/db/open";
 import { createLogger } from "../../src/log";
 import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/import";
@@ -141,12 +142,37 @@ async function latencyBreakdown(corpus: BenchCorpus, jurisdictions: string[]): P
   ];
 }
 
-async function httpThroughput(corpus: BenchCorpus, url: string): Promise<number> {
-  let sent = 0;
+/** CPU ms so far of each of this process's threads, by name (Linux /proc): the request's thread is named after the process. */
+function cpuMsByThread(): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync("/proc/self/task")) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    } catch {
+      continue; // the thread ended
+    }
+    const name = Number(tid) === process.pid ? "request thread" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) === "Worker" ? "search workers" : "other threads";
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime + stime, in clock ticks of 10 ms.
+    byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+  }
+  return byName;
+}
+
+/**
+ * Paid searches/s with CLIENTS concurrent clients (in this process, on the request's thread),
+ * their latency, and where the CPU went per paid search: the request's thread (HTTP,
+ * authentication, the charge, replies, the clients), the search workers, the rest (JIT, GC).
+ */
+async function httpThroughput(corpus: BenchCorpus, url: string): Promise<string> {
+  const latencies: number[] = [];
+  const cpuBefore = cpuMsByThread();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, c) => {
       for (let i = c; i < QUERY_COUNT; i += CLIENTS) {
+        const sent = performance.now();
         const res = await fetch(`${url}/v1/search`, {
           method: "POST",
           headers: { authorization: `Bearer ${corpus.apiKey}`, "content-type": "application/json" },
@@ -154,11 +180,17 @@ async function httpThroughput(corpus: BenchCorpus, url: string): Promise<number>
         });
         if (res.status !== 200) throw new Error(`search returned ${res.status}: ${await res.text()}`);
         await res.arrayBuffer();
-        sent++;
+        latencies.push(performance.now() - sent);
       }
     }),
   );
-  return sent / ((performance.now() - started) / 1000);
+  const elapsedMs = performance.now() - started;
+  const cpu = [...cpuMsByThread()].map(([name, ms]) => [name, (ms - (cpuBefore.get(name) ?? 0)) / latencies.length] as const);
+  const totalMs = cpu.reduce((sum, [, ms]) => sum + ms, 0);
+  return (
+    `${(latencies.length / (elapsedMs / 1000)).toFixed(0)} paid searches/s, latency ${p50p95(latencies)} ms (p50 / p95); ` +
+    `CPU per search ${fmt(totalMs)} ms (${cpu.map(([name, ms]) => `${name} ${fmt(ms)}`).join(", ")}), ${((totalMs * latencies.length) / elapsedMs).toFixed(2)} cores busy`
+  );
 }
 
 async function benchCorpora(): Promise<void> {
@@ -183,9 +215,11 @@ async function benchCorpora(): Promise<void> {
       for (const line of await latencyBreakdown(corpus, [...jurisdictions])) console.log(`  ${line}`);
     }
     // Each paid search commits its charge on the request's thread: with `full` (the default) that waits for an fsync.
-    console.log(`corpus ${target}: HTTP ${CLIENTS} clients ${(await httpThroughput(corpus, String(server.url))).toFixed(0)} paid searches/s (REGKB_SQLITE_SYNCHRONOUS=full)`);
+    // The first round also warms the workers' own caches (they run whole searches only under concurrency): not reported.
+    await httpThroughput(corpus, String(server.url));
+    console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=full): ${await httpThroughput(corpus, String(server.url))}`);
     deps.db.exec("PRAGMA synchronous = NORMAL");
-    console.log(`corpus ${target}: HTTP ${CLIENTS} clients ${(await httpThroughput(corpus, String(server.url))).toFixed(0)} paid searches/s (REGKB_SQLITE_SYNCHRONOUS=normal)`);
+    console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=normal): ${await httpThroughput(corpus, String(server.url))}`);
     deps.db.exec("PRAGMA synchronous = FULL");
     const clusters = deps.searchIndex.centroids.current()?.count;
     const sharedSlugs = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);

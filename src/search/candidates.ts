@@ -150,7 +150,9 @@ export async function gatherCandidates(
   if (method === "hybrid") {
     const specificity = new Map<string, number>();
     for (const c of citationsInQuery(query)) c.keys.forEach((k, i) => specificity.set(k, Math.max(specificity.get(k) ?? 0, i + 1)));
-    cited = citationLookup(index.db, [...specificity.keys()], scopesOfSearch(request.orgId, jurisdictions)).map((h) => ({
+    // The scopes (two per jurisdiction) are spelt out only for a query that cites something.
+    const keys = [...specificity.keys()];
+    cited = (keys.length === 0 ? [] : citationLookup(index.db, keys, scopesOfSearch(request.orgId, jurisdictions))).map((h) => ({
       chunkId: h.chunkId,
       specificity: specificity.get(h.key) ?? 1,
       position: h.position,

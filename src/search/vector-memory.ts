@@ -6,6 +6,9 @@
  * the table changed since uses vec0's scan, so an insert or delete is seen at once, and the
  * copy is reloaded in slices between searches, at most once per RELOAD_PAUSE_FACTOR × the
  * last load's time, so a stream of writes costs the worker a bounded share of its time.
+ * Between slices a load waits for setImmediate, which a steady stream of tasks starves (a
+ * worker answers every queued message first), so the worker also lets it read a slice after
+ * each answer (advanceLoad): under load the copy arrives instead of never.
  */
 import type { Database } from "bun:sqlite";
 import { readMetaValue, VECTOR_GENERATION } from "./meta-store";
@@ -42,8 +45,8 @@ interface Copy {
   rows: number;
 }
 
-/** Rows read per slice while loading; searches run between slices. */
-const LOAD_SLICE_ROWS = 2_000;
+/** Rows read per slice while loading (~15 ms at 100k rows): searches run between slices, and wait for one at most. */
+const LOAD_SLICE_ROWS = 500;
 /** After a load that took t ms, the next starts no sooner than this × t later. */
 const RELOAD_PAUSE_FACTOR = 20;
 /** Distinct jurisdictions a copy holds codes for (Uint16Array). */
@@ -53,6 +56,8 @@ export class VectorMemory {
   #copy: Copy | undefined;
   #loading: Promise<boolean> | undefined;
   #noLoadBeforeMs = 0;
+  /** Wakes a load waiting between two slices. */
+  #resumeLoad: (() => void) | undefined;
 
   constructor(private readonly db: Database) {}
 
@@ -88,11 +93,26 @@ export class VectorMemory {
     return this.#loading;
   }
 
+  /** Lets a load under way read its next slice at the caller's next await (a worker calls it after each answer). */
+  advanceLoad(): void {
+    const resume = this.#resumeLoad;
+    this.#resumeLoad = undefined;
+    resume?.();
+  }
+
+  /** The wait between two slices: the next turn of the event loop, or advanceLoad, whichever comes first. */
+  #pause(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#resumeLoad = resolve;
+      setImmediate(resolve);
+    });
+  }
+
   async #read(): Promise<boolean> {
     const started = Date.now();
     try {
       const generation = readMetaValue(this.db, VECTOR_GENERATION);
-      const copy = generation === undefined ? undefined : await readCopy(this.db, generation);
+      const copy = generation === undefined ? undefined : await readCopy(this.db, generation, () => this.#pause());
       if (copy === undefined || readMetaValue(this.db, VECTOR_GENERATION) !== generation) return false;
       this.#copy = copy;
       return true;
@@ -112,7 +132,7 @@ interface Row {
   e: Uint8Array;
 }
 
-async function readCopy(db: Database, generation: string): Promise<Copy | undefined> {
+async function readCopy(db: Database, generation: string, pause: () => Promise<void>): Promise<Copy | undefined> {
   const sliceIds = db.query<{ id: number }, [number, number]>("SELECT vec_rowid AS id FROM search_chunk_scopes WHERE vec_rowid > ? ORDER BY vec_rowid LIMIT ?");
   // One row at a time: vec0 answers `rowid = ?` from its rowid index (~30 µs), while a
   // `rowid IN (…)` of a slice costs ~0.15 ms a row at 100k rows and more as the table grows
@@ -139,7 +159,7 @@ async function readCopy(db: Database, generation: string): Promise<Copy | undefi
     if (codes.size > JURISDICTIONS_MAX) return undefined;
     after = ids[ids.length - 1]!;
     // Searches queued meanwhile run now (on vec0's scan); a write seen here makes this load moot.
-    await new Promise((resolve) => setImmediate(resolve));
+    await pause();
     if (readMetaValue(db, VECTOR_GENERATION) !== generation) return undefined;
   }
   const lists = [...grouped.values()].flatMap((clusters) => [...clusters.values()]);

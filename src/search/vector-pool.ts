@@ -2,9 +2,9 @@
  * Search worker threads, each with its own read-only connection (WAL readers never block
  * each other) and its own in-memory int8 vectors (vector-memory.ts). A whole search runs on
  * a worker, so concurrent requests use every core while the request's thread only charges,
- * dispatches and replies; a search the request's thread runs itself (a worker failed, or
- * the quality benchmark's own tuning) can still send its vector half to a worker, which
- * scans the vectors while that thread scores BM25.
+ * dispatches and replies; a search the request's thread runs itself (one alone, a worker
+ * failed, or the quality benchmark's own tuning) can still send its vector half to a
+ * worker, which scans the vectors while that thread scores BM25.
  *
  * Workers start on first use and never keep a process alive. A worker that crashes or does
  * not answer in time is retired: its tasks fail and their callers run them on their own
@@ -73,6 +73,8 @@ export class VectorSearchPool {
   private readonly slots: Slot[] = [];
   /** Searches running on the request's thread now (service.ts): while one does, others go whole to a worker. */
   searchesHere = 0;
+  /** Whole searches posted to the workers and not yet answered: while one is, others go whole to a worker too. */
+  wholeSearchesRunning = 0;
   private nextId = 0;
   private closed = false;
   private noSpawnBeforeMs = 0;
@@ -98,7 +100,13 @@ export class VectorSearchPool {
    */
   async searchWhole(request: SearchRequest, trace?: SearchTrace): Promise<SearchMatch[]> {
     if (!this.runsWholeSearches) throw new Error("search workers run vector tasks only");
-    const answer = await this.post((id) => ({ type: "whole", id, request, traced: trace !== undefined }), trace);
+    this.wholeSearchesRunning++;
+    let answer: Answer;
+    try {
+      answer = await this.post((id) => ({ type: "whole", id, request, traced: trace !== undefined }), trace);
+    } finally {
+      this.wholeSearchesRunning--;
+    }
     if (!("results" in answer)) throw new Error("search worker answered a search with vector hits");
     for (const [part, ms] of answer.parts ?? []) trace?.add(part, ms);
     return answer.results;

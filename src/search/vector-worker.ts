@@ -73,5 +73,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       reply = { id: message.id, error: error instanceof Error ? error.message : String(error) };
     }
     postMessage(reply);
+    // Tasks queued back to back would starve the in-memory copy's load: it reads a slice now.
+    void connection?.then((reader) => reader.vectorMemory?.advanceLoad(), () => undefined);
   }
 };

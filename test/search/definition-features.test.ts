@@ -52,3 +52,15 @@ test("asked what a personal data breach means, the search shows its definition f
   const results = await searchKnowledgeBase(index.deps, { orgId: EVAL_ORG_ID, query: "what does personal data breach mean", jurisdictions: index.allJurisdictions, topK: 10 });
   expect(untitledPath(results[0]!.citationPath ?? "")).toBe("GDPR > Article 4 > (12)");
 });
+
+test("a query's term weights are worked out once per index state: new statistics weigh its terms again", () => {
+  const analysed = analyseQuery("notify the authority of a personal data breach", index.deps.lexicon);
+  const signals = { cosine: 0, titleCosine: 0, bestCosine: 0, mentioned: [] };
+  const real = index.deps.searchIndex.termStatistics.current();
+  const rarer = { ...real, documentFrequency: () => 1 };
+  const bm25 = (stats: typeof real, query = analysed) => candidateFeatures(FULL, new FieldCache().of(FULL), query, stats, signals)[FEATURES.indexOf("bm25")]!;
+  const first = bm25(real);
+  expect(bm25(rarer)).toBeGreaterThan(first);
+  expect(bm25(rarer)).toBe(bm25(rarer, analyseQuery("notify the authority of a personal data breach", index.deps.lexicon)));
+  expect(bm25(real)).toBe(first);
+});

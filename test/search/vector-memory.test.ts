@@ -117,3 +117,28 @@ test("an insert or delete is seen by the next search, then by the reloaded copy"
   expect(await memory.load()).toBe(true);
   expect(vectorCandidates(reader, await task(["org:org-a:eu", "org:org-a:*"])).some((h) => h.chunkId === newId)).toBe(false);
 });
+
+test("a copy loads while tasks arrive back to back: each answer lets it read a slice", async () => {
+  // A stream of messages keeps setImmediate (the load's pause between slices) from firing, as
+  // a search worker's queued tasks do; the worker calls advanceLoad after each answer.
+  const fresh = new VectorMemory(deps.db);
+  let loaded = false;
+  void fresh.load().then((ok) => (loaded = ok));
+  const { port1, port2 } = new MessageChannel();
+  let answered = 0;
+  await new Promise<void>((resolve) => {
+    port2.onmessage = () => {
+      answered++;
+      fresh.advanceLoad();
+      if (loaded || answered >= 200) resolve();
+      else port1.postMessage("task");
+    };
+    port1.postMessage("task");
+    port1.postMessage("task");
+  });
+  port1.close();
+  port2.close();
+  expect(loaded).toBe(true);
+  expect(fresh.size.rows).toBe(memory.size.rows);
+  expect(answered).toBeLessThan(20);
+});

@@ -164,3 +164,20 @@ test("closing the pool closes the workers' connections and refuses new tasks", a
   expect(existsSync(`${databasePath(own)}-wal`)).toBe(false);
   rmSync(own, { recursive: true, force: true });
 });
+
+test("a search beside one running whole on a worker runs whole on a worker too, not on the caller's thread", async () => {
+  const workers = pool({ wholeSearches: true });
+  const threaded: SearchDeps = { ...local, lexicon: await Lexicon.load(), vectorSearchPool: workers };
+  const [first, second] = [new SearchTrace(), new SearchTrace()];
+  workers.searchesHere = 1; // as if a search were running on this thread: the first goes whole to a worker
+  const running = searchKnowledgeBase(threaded, request("right to erasure", ["eu"]), DEFAULT_SEARCH_TUNING, "hybrid", first);
+  workers.searchesHere = 0;
+  expect(workers.wholeSearchesRunning).toBe(1);
+  await searchKnowledgeBase(threaded, request("personal data breach notification"), DEFAULT_SEARCH_TUNING, "hybrid", second);
+  await running;
+  const onWorker = (t: SearchTrace) => (t.ms.get("workerRoundTrip") ?? 0) > 0;
+  expect(onWorker(first)).toBe(true);
+  expect(onWorker(second)).toBe(true);
+  expect(workers.wholeSearchesRunning).toBe(0);
+  await workers.close();
+}, 60_000);

@@ -30,6 +30,7 @@ export const FEATURES = [
   "logLength",
 ] as const;
 export type Feature = (typeof FEATURES)[number];
+const FEATURE_INDEX = Object.fromEntries(FEATURES.map((name, i) => [name, i])) as Record<Feature, number>;
 export type FeatureVector = Float64Array;
 
 /** A passage's fields as BM25F sees them. */
@@ -109,6 +110,42 @@ function termsNeeded(query: AnalysedQuery): Set<string> {
   return needed;
 }
 
+/** What every candidate's features read of one query under one index state, worked out once for all of them. */
+interface QueryParts {
+  stats: TermStatistics;
+  /** IDF by the terms' sequence (joined by spaces: a term has none). */
+  idf: Map<string, number>;
+  /** The query's own terms and its one-word expansions: what proximity looks for. */
+  proximityStems: Set<string>;
+  /** Each expansion's terms, joined by spaces. */
+  expansionTexts: Set<string>;
+}
+const queryPartsOf = new WeakMap<AnalysedQuery, QueryParts>();
+function queryParts(query: AnalysedQuery, stats: TermStatistics): QueryParts {
+  let parts = queryPartsOf.get(query);
+  if (parts === undefined || parts.stats !== stats) {
+    parts = {
+      stats,
+      idf: new Map(),
+      proximityStems: new Set([...query.stems, ...query.expansions.filter((e) => e.terms.length === 1).map((e) => e.terms[0]!)]),
+      expansionTexts: new Set(query.expansions.map((e: Expansion) => e.terms.join(" "))),
+    };
+    queryPartsOf.set(query, parts);
+  }
+  return parts;
+}
+
+/** IDF of a term sequence, computed once per query and index state. */
+function idfOf(parts: QueryParts, terms: readonly string[], surfaces: ReadonlyMap<string, string>): number {
+  const key = terms.join(" ");
+  let weight = parts.idf.get(key);
+  if (weight === undefined) {
+    weight = idf(parts.stats, terms, surfaces);
+    parts.idf.set(key, weight);
+  }
+  return weight;
+}
+
 const FIELD_CACHE_ENTRIES_MAX = 20_000;
 
 /**
@@ -162,7 +199,8 @@ function idf(stats: TermStatistics, terms: readonly string[], surfaces: Readonly
 
 type IndexedFields = Record<"citation" | "heading" | "body", Field>;
 
-function bm25f(fields: IndexedFields, terms: readonly string[], stats: TermStatistics, surfaces: ReadonlyMap<string, string>): number {
+function bm25f(fields: IndexedFields, terms: readonly string[], parts: QueryParts, surfaces: ReadonlyMap<string, string>): number {
+  const { stats } = parts;
   let tf = 0;
   for (const field of ["citation", "heading", "body"] as const) {
     const count = occurrences(fields[field], terms);
@@ -170,7 +208,7 @@ function bm25f(fields: IndexedFields, terms: readonly string[], stats: TermStati
     const norm = 1 - B + (B * fields[field].length) / Math.max(1, stats.averageTokens[field]);
     tf += (FIELD_WEIGHTS[field] * count) / norm;
   }
-  return tf === 0 ? 0 : (idf(stats, terms, surfaces) * tf) / (K1 + tf);
+  return tf === 0 ? 0 : (idfOf(parts, terms, surfaces) * tf) / (K1 + tf);
 }
 
 /** Shortest token span holding two different query terms, as 1 / (1 + span); 0 if none. */
@@ -211,8 +249,9 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
     body: fieldOf(cached.body, needed),
     title: cached.title,
   };
+  const parts = queryParts(query, stats);
   const set = (name: Feature, value: number) => {
-    f[FEATURES.indexOf(name)] = value;
+    f[FEATURE_INDEX[name]] = value;
   };
   const own = query.stems;
   let ownScore = 0;
@@ -221,9 +260,9 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   let idfTotal = 0;
   const present = (s: string) => fields.citation.positions.has(s) || fields.heading.positions.has(s) || fields.body.positions.has(s);
   for (const s of own) {
-    const w = idf(stats, [s], query.surfaces);
+    const w = idfOf(parts, [s], query.surfaces);
     idfTotal += w;
-    ownScore += bm25f(fields, [s], stats, query.surfaces);
+    ownScore += bm25f(fields, [s], parts, query.surfaces);
     if (present(s)) covered += w;
     if (fields.title.has(s)) titled += w;
   }
@@ -231,7 +270,7 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   const bySource = new Map<ExpansionSource, number>();
   let titleExpansions = 0;
   for (const e of query.expansions) {
-    const score = e.weight * bm25f(fields, e.terms, stats, query.surfaces);
+    const score = e.weight * bm25f(fields, e.terms, parts, query.surfaces);
     bySource.set(e.source, (bySource.get(e.source) ?? 0) + score);
     if (e.terms.every((t) => fields.title.has(t))) titleExpansions += e.weight;
   }
@@ -239,7 +278,7 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   set("coverage", idfTotal === 0 ? 0 : covered / idfTotal);
   set("titleCoverage", idfTotal === 0 ? 0 : titled / idfTotal);
   set("titleExpansions", Math.min(1, titleExpansions));
-  set("proximity", proximity(cached.body, new Set([...own, ...query.expansions.filter((e) => e.terms.length === 1).map((e) => e.terms[0]!)])));
+  set("proximity", proximity(cached.body, parts.proximityStems));
   set("cosine", signals.cosine);
   set("cosineGap", signals.cosine - signals.bestCosine);
   set("titleCosine", signals.titleCosine);
@@ -251,10 +290,10 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   const inMentioned = text.jurisdictions.some((j) => mentioned.has(j));
   set("mentionIn", mentioned.size > 0 && inMentioned ? 1 : 0);
   set("mentionOut", mentioned.size > 0 && !inMentioned ? 1 : 0);
-  const defines = definesQueryTerm(cached.defines, query);
+  const defines = definesQueryTerm(cached.defines, query, parts);
   set("definesQueryTerm", defines ? 1 : 0);
   set("definitionAsked", defines && query.asksDefinition ? 1 : 0);
-  set("definedShareAsked", query.asksDefinition ? definedShare(cached.defines, query, stats, idfTotal) : 0);
+  set("definedShareAsked", query.asksDefinition ? definedShare(cached.defines, query, parts, idfTotal) : 0);
   const exceptional = cached.exceptionLanguage;
   set("exceptionLanguage", exceptional ? 1 : 0);
   set("exceptionAsked", exceptional && query.asksException ? 1 : 0);
@@ -275,11 +314,10 @@ function containsRun(sequence: readonly string[], terms: readonly string[]): boo
  * The passage defines a term the query (or one of its expansions) names. Compared stem by
  * stem, so "home equity line of credit" finds "home-equity line of credit" and "rules" "rule".
  */
-function definesQueryTerm(defines: Fields["defines"], query: AnalysedQuery): boolean {
+function definesQueryTerm(defines: Fields["defines"], query: AnalysedQuery, parts: QueryParts): boolean {
   if (defines.length === 0) return false;
   const sequence = stemSequence(query);
-  const expansionTexts = new Set(query.expansions.map((e: Expansion) => e.terms.join(" ")));
-  return defines.some((d) => containsRun(sequence, d.stems) || expansionTexts.has(d.stems.join(" ")));
+  return defines.some((d) => containsRun(sequence, d.stems) || parts.expansionTexts.has(d.stems.join(" ")));
 }
 
 /**
@@ -289,7 +327,7 @@ function definesQueryTerm(defines: Fields["defines"], query: AnalysedQuery): boo
  * defines only "breach" or "personal data" names less of it, so the definition asked for
  * outranks the definitions of its parts.
  */
-function definedShare(defines: Fields["defines"], query: AnalysedQuery, stats: TermStatistics, idfTotal: number): number {
+function definedShare(defines: Fields["defines"], query: AnalysedQuery, parts: QueryParts, idfTotal: number): number {
   if (defines.length === 0 || idfTotal === 0) return 0;
   const sequence = stemSequence(query);
   let best = 0;
@@ -297,7 +335,7 @@ function definedShare(defines: Fields["defines"], query: AnalysedQuery, stats: T
     if (!containsRun(sequence, d.stems)) continue;
     const inside = new Set(d.stems);
     let named = 0;
-    for (const s of query.stems) if (inside.has(s)) named += idf(stats, [s], query.surfaces);
+    for (const s of query.stems) if (inside.has(s)) named += idfOf(parts, [s], query.surfaces);
     best = Math.max(best, named / idfTotal);
   }
   return best;

@@ -12,40 +12,82 @@ export interface Highlights {
   snippet: string;
 }
 
-const TOKEN = /[\p{L}\p{N}]+/gu;
+const WORD_CHAR = /[\p{L}\p{N}]/u;
 const MARKS = /\p{M}/gu;
-const NON_ASCII = /[^\x00-\x7f]/;
 /** Tokens in the snippet window, and its length bound in characters. */
 const SNIPPET_TOKENS = 32;
 const SNIPPET_CHARS_MAX = 300;
 const TERMS_MAX = 12;
 const WEIGHT_EPSILON = 1e-9;
 
+/** A passage's words: maximal runs of letters and digits, where each sits and its FTS term. */
+interface Tokens {
+  starts: number[];
+  ends: number[];
+  stems: string[];
+}
+
+/**
+ * The runs /[\p{L}\p{N}]+/gu matches, found by character code (this runs on every match of
+ * every reply): only a character outside ASCII is tested against the Unicode classes, and
+ * only a word holding one goes through Unicode normalisation.
+ */
+function tokensOf(content: string): Tokens {
+  const tokens: Tokens = { starts: [], ends: [], stems: [] };
+  let start = -1;
+  let ascii = true;
+  let upper = false;
+  for (let i = 0, width = 1; i <= content.length; i += width) {
+    const code = i < content.length ? content.charCodeAt(i) : 32;
+    let inWord: boolean;
+    width = 1;
+    if (code < 128) inWord = (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57);
+    else {
+      const point = content.codePointAt(i)!;
+      width = point > 0xffff ? 2 : 1;
+      inWord = WORD_CHAR.test(String.fromCodePoint(point));
+    }
+    if (inWord) {
+      if (start < 0) {
+        start = i;
+        ascii = true;
+        upper = false;
+      }
+      if (code >= 128) ascii = false;
+      else if (code >= 65 && code <= 90) upper = true;
+    } else if (start >= 0) {
+      const word = content.slice(start, i);
+      const folded = ascii ? (upper ? word.toLowerCase() : word) : word.normalize("NFKD").replace(MARKS, "").toLowerCase();
+      tokens.starts.push(start);
+      tokens.ends.push(i);
+      tokens.stems.push(stemOf(folded));
+      start = -1;
+    }
+  }
+  return tokens;
+}
+
 export function highlightsOf(content: string, queryStems: readonly string[], expansions: readonly Expansion[]): Highlights {
   const weightOf = new Map<string, number>();
   for (const e of expansions) for (const t of e.terms) weightOf.set(t, Math.max(weightOf.get(t) ?? 0, e.weight / 2));
   for (const s of queryStems) weightOf.set(s, 1);
-  const tokens: { start: number; end: number; stem: string; word: string }[] = [];
-  for (const m of content.matchAll(TOKEN)) {
-    const word = m[0];
-    // Only a word with non-ASCII characters can change under Unicode normalisation (the costly part).
-    const folded = NON_ASCII.test(word) ? word.normalize("NFKD").replace(MARKS, "").toLowerCase() : word.toLowerCase();
-    tokens.push({ start: m.index!, end: m.index! + word.length, stem: stemOf(folded), word });
-  }
+  const { starts, ends, stems } = tokensOf(content);
   const terms: string[] = [];
   const seen = new Set<string>();
-  for (const t of tokens) {
-    if (!weightOf.has(t.stem) || seen.has(t.word.toLowerCase())) continue;
-    seen.add(t.word.toLowerCase());
-    if (terms.length < TERMS_MAX) terms.push(t.word);
+  for (let i = 0; i < stems.length; i++) {
+    if (!weightOf.has(stems[i]!)) continue;
+    const word = content.slice(starts[i], ends[i]);
+    if (seen.has(word.toLowerCase())) continue;
+    seen.add(word.toLowerCase());
+    if (terms.length < TERMS_MAX) terms.push(word);
   }
-  const bestStart = heaviestWindow(tokens, weightOf);
-  if (tokens.length === 0) return { terms, snippet: content.slice(0, SNIPPET_CHARS_MAX) };
+  const bestStart = heaviestWindow(stems, weightOf);
+  if (stems.length === 0) return { terms, snippet: content.slice(0, SNIPPET_CHARS_MAX) };
   // Start a few tokens before the first match for context.
   const first = Math.max(0, bestStart - 4);
-  const last = Math.min(tokens.length, first + SNIPPET_TOKENS) - 1;
-  let from = tokens[first]!.start;
-  let to = Math.min(tokens[last]!.end, from + SNIPPET_CHARS_MAX);
+  const last = Math.min(stems.length, first + SNIPPET_TOKENS) - 1;
+  let from = starts[first]!;
+  let to = Math.min(ends[last]!, from + SNIPPET_CHARS_MAX);
   const sentenceStart = content.lastIndexOf("\n", from);
   if (sentenceStart >= 0 && from - sentenceStart < 40) from = sentenceStart + 1;
   const text = content.slice(from, to).replace(/\s+/g, " ").trim();
@@ -57,9 +99,9 @@ export function highlightsOf(content: string, queryStems: readonly string[], exp
  * stems weigh most (the first of equals). One pass with a sliding count per stem: this runs
  * on every match of every reply.
  */
-function heaviestWindow(tokens: readonly { stem: string }[], weightOf: ReadonlyMap<string, number>): number {
+function heaviestWindow(stems: readonly string[], weightOf: ReadonlyMap<string, number>): number {
   const matched: number[] = [];
-  for (let i = 0; i < tokens.length; i++) if (weightOf.has(tokens[i]!.stem)) matched.push(i);
+  for (let i = 0; i < stems.length; i++) if (weightOf.has(stems[i]!)) matched.push(i);
   const inWindow = new Map<string, number>();
   let bestStart = 0;
   let bestWeight = -1;
@@ -68,7 +110,7 @@ function heaviestWindow(tokens: readonly { stem: string }[], weightOf: ReadonlyM
   for (let m = 0; m < matched.length; m++) {
     const start = matched[m]!;
     for (; end < matched.length && matched[end]! < start + SNIPPET_TOKENS; end++) {
-      const stem = tokens[matched[end]!]!.stem;
+      const stem = stems[matched[end]!]!;
       const n = inWindow.get(stem) ?? 0;
       if (n === 0) weight += weightOf.get(stem)!;
       inWindow.set(stem, n + 1);
@@ -78,7 +120,7 @@ function heaviestWindow(tokens: readonly { stem: string }[], weightOf: ReadonlyM
       bestWeight = weight;
       bestStart = start;
     }
-    const leaving = tokens[start]!.stem;
+    const leaving = stems[start]!;
     const n = inWindow.get(leaving)!;
     if (n === 1) {
       inWindow.delete(leaving);
