@@ -2,8 +2,8 @@
  * BM25 for a query of common terms alone (an AND of long posting lists, which FTS5 walks
  * and scores slowly at 100k passages) from postings held in memory: the same rows, scores
  * and order as FTS5 (conjunction.ts). A word FTS5 splits into a phrase ("1003.4", "u.s")
- * is held as the phrase's own postings, found from its tokens' offsets. One per connection (SearchIndex), in the thread that
- * runs its searches.
+ * is held as the phrase's own postings, found from its tokens' offsets. One per connection
+ * (SearchIndex), in the thread that runs its searches.
  *
  * The copy is valid for one BM25 generation (meta-store.ts, changed by every write to
  * search_fts): a search that finds the index changed since, or a term not loaded yet, is
