@@ -49,6 +49,8 @@ const SIZES = flag("sizes", "10000,100000").split(",").map(Number);
 const VECTORS = Number(flag("vectors", "1000000"));
 const QUERY_COUNT = Number(flag("queries", "200"));
 const CLIENTS = 4;
+/** HTTP rounds before the measured ones (see benchCorpora). */
+const HTTP_WARM_UP_ROUNDS = 4;
 const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
 /** Long enough for a search worker to load 100k int8 vectors on a busy 2-core machine. */
 const WARM_UP_MS = 10_000;
@@ -215,8 +217,11 @@ async function benchCorpora(): Promise<void> {
       for (const line of await latencyBreakdown(corpus, [...jurisdictions])) console.log(`  ${line}`);
     }
     // Each paid search commits its charge on the request's thread: with `full` (the default) that waits for an fsync.
-    // The first round also warms the workers' own caches (they run whole searches only under concurrency): not reported.
-    await httpThroughput(corpus, String(server.url));
+    // Warm-up rounds, not reported: under concurrency the workers run whole searches, so only
+    // now do they fill their own caches and load their BM25 term indexes (between answers).
+    for (let round = 1; round <= HTTP_WARM_UP_ROUNDS; round++) {
+      console.log(`corpus ${target}: HTTP warm-up round ${round}: ${await httpThroughput(corpus, String(server.url))}`);
+    }
     console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=full): ${await httpThroughput(corpus, String(server.url))}`);
     deps.db.exec("PRAGMA synchronous = NORMAL");
     console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=normal): ${await httpThroughput(corpus, String(server.url))}`);
