@@ -74,14 +74,14 @@ export function getRunById(db: SqlDatabase, id: string): Run | undefined {
 const NO_CAP = 2 ** 31;
 
 // Parameters: ?1 kind, ?2 owner, ?3 lease expiry, ?4 now, ?5 cap. Numbered, as the PostgreSQL handle takes them.
-const CLAIM_CANDIDATES = `WITH RECURSIVE
+const claimCandidates = (materialized: string) => `WITH RECURSIVE
      -- Organisations with a run waiting: one index seek each, however long their queues.
      waiting(org_id) AS (
        SELECT (SELECT min(org_id) FROM runs WHERE kind = ?1 AND status = 'pending')
        UNION ALL
        SELECT (SELECT min(org_id) FROM runs WHERE kind = ?1 AND status = 'pending' AND org_id > waiting.org_id)
          FROM waiting WHERE waiting.org_id IS NOT NULL),
-     candidates AS (
+     candidates AS ${materialized}(
        SELECT org_id,
               (SELECT count(*) FROM runs WHERE kind = ?1 AND status = 'running' AND org_id = waiting.org_id) AS running,
               coalesce((SELECT turn FROM run_turns WHERE kind = ?1 AND org_id = waiting.org_id), 0) AS turn,
@@ -92,7 +92,7 @@ const CLAIM_CANDIDATES = `WITH RECURSIVE
     WHERE id = `;
 
 /** SQLite: BEGIN IMMEDIATE holds the one write lock, so the first choice is always free to take. */
-const CLAIM_SQLITE = `${CLAIM_CANDIDATES}(
+const CLAIM_SQLITE = `${claimCandidates("")}(
             SELECT id FROM runs
              WHERE kind = ?1 AND status = 'pending'
                AND org_id = (SELECT org_id FROM candidates WHERE running < ?5 ORDER BY running, turn, oldest_ms, org_id LIMIT 1)
@@ -106,9 +106,10 @@ const CLAIM_SQLITE = `${CLAIM_CANDIDATES}(
  * run of the candidate organisations, skipping the runs another claim has locked (it is
  * taking them), so no claim waits for another and none comes back empty while a free run
  * waits. A run another node claimed and committed since this statement's snapshot is
- * re-checked when locked (no longer pending) and skipped too.
+ * re-checked when locked (no longer pending) and skipped too. The candidates are
+ * MATERIALIZED: inlined, their counts would be computed again for every waiting run.
  */
-const CLAIM_POSTGRES = `${CLAIM_CANDIDATES}(
+const CLAIM_POSTGRES = `${claimCandidates("MATERIALIZED ")}(
             SELECT r.id FROM runs r JOIN candidates c ON c.org_id = r.org_id
              WHERE r.kind = ?1 AND r.status = 'pending' AND c.running < ?5
              ORDER BY c.running, c.turn, c.oldest_ms, c.org_id, r.created_at_ms, r.id
