@@ -102,16 +102,28 @@ const CLAIM_SQLITE = `${claimCandidates("")}(
     RETURNING *`;
 
 /**
- * PostgreSQL: claims on other nodes run at the same time. The same order over every waiting
- * run of the candidate organisations, skipping the runs another claim has locked (it is
- * taking them), so no claim waits for another and none comes back empty while a free run
- * waits. A run another node claimed and committed since this statement's snapshot is
- * re-checked when locked (no longer pending) and skipped too. The candidates are
- * MATERIALIZED: inlined, their counts would be computed again for every waiting run.
+ * Organisations, and runs of each, the PostgreSQL claim ranks. A node claims one run at a time,
+ * so each other node's claim in flight locks at most one run: with fewer other nodes than
+ * this, the window holds a free run whenever one waits.
+ */
+const CLAIM_WINDOW = 16;
+
+/**
+ * PostgreSQL: claims on other nodes run at the same time. The same order over the oldest
+ * waiting runs of the first candidate organisations, skipping the runs another claim has
+ * locked (it is taking them), so no claim waits for another and none comes back empty while
+ * a free run waits (up to CLAIM_WINDOW nodes). A run another node claimed and committed since
+ * this statement's snapshot is re-checked when locked (no longer pending) and skipped too.
+ * The candidates are MATERIALIZED: inlined, their counts would be computed again per run.
  */
 const CLAIM_POSTGRES = `${claimCandidates("MATERIALIZED ")}(
-            SELECT r.id FROM runs r JOIN candidates c ON c.org_id = r.org_id
-             WHERE r.kind = ?1 AND r.status = 'pending' AND c.running < ?5
+            SELECT r.id
+              FROM (SELECT * FROM candidates WHERE running < ?5
+                     ORDER BY running, turn, oldest_ms, org_id LIMIT ${CLAIM_WINDOW}) c
+              CROSS JOIN LATERAL (SELECT id FROM runs WHERE kind = ?1 AND status = 'pending' AND org_id = c.org_id
+                                   ORDER BY created_at_ms, id LIMIT ${CLAIM_WINDOW}) w
+              JOIN runs r ON r.id = w.id
+             WHERE r.status = 'pending'
              ORDER BY c.running, c.turn, c.oldest_ms, c.org_id, r.created_at_ms, r.id
              LIMIT 1
                FOR UPDATE OF r SKIP LOCKED)

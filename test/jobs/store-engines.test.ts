@@ -99,6 +99,26 @@ forEachEngine((current) => {
     expect(claim(kind, "w", 1_005)!.id).toBe(b2);
   });
 
+  test("long queues of many organisations: every run is claimed once, oldest first within each, organisations in turn", () => {
+    const kind = freshKind();
+    const orgIds = Array.from({ length: 20 }, (_, i) => engine.createOrganisation(`Queue ${i}`));
+    const solo = engine.createOrganisation("Solo backlog");
+    const created = new Map<string, string[]>();
+    let age = 0;
+    for (const orgId of [solo, ...orgIds]) {
+      const count = orgId === solo ? 40 : 2;
+      created.set(orgId, Array.from({ length: count }, () => create(orgId, kind, ++age)));
+    }
+    const claimed = Array.from({ length: 80 }, (_, i) => claim(kind, "w", 10_000 + i)!);
+    expect(claim(kind, "w", 20_000)).toBeUndefined();
+    expect(new Set(claimed.map((r) => r.id)).size).toBe(80);
+    // The first round serves every organisation once, oldest waiting first; later rounds keep that turn order.
+    expect(claimed.slice(0, 21).map((r) => r.orgId)).toEqual([solo, ...orgIds]);
+    expect(claimed.slice(21, 42).map((r) => r.orgId)).toEqual([solo, ...orgIds]);
+    expect(claimed.slice(42).every((r) => r.orgId === solo)).toBe(true);
+    for (const [orgId, ids] of created) expect(claimed.filter((r) => r.orgId === orgId).map((r) => r.id)).toEqual(ids);
+  });
+
   test("the per-organisation cap leaves an organisation's further runs waiting, counted across owners", () => {
     const kind = freshKind();
     const a = engine.createOrganisation("Capped A");
