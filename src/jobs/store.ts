@@ -102,9 +102,10 @@ const CLAIM_SQLITE = `${claimCandidates("")}(
     RETURNING *`;
 
 /**
- * Organisations, and runs of each, the PostgreSQL claim ranks. A node claims one run at a time,
- * so each other node's claim in flight locks at most one run: with fewer other nodes than
- * this, the window holds a free run whenever one waits.
+ * Organisations, and runs of each, the PostgreSQL claim ranks, so its cost does not grow with
+ * the queue. A node claims one run at a time, so each other node's claim in flight locks at
+ * most one run: with a few nodes, the window is all taken only when its runs were all taken
+ * during this very claim (the tail of a queue).
  */
 const CLAIM_WINDOW = 16;
 
@@ -112,7 +113,7 @@ const CLAIM_WINDOW = 16;
  * PostgreSQL: claims on other nodes run at the same time. The same order over the oldest
  * waiting runs of the first candidate organisations, skipping the runs another claim has
  * locked (it is taking them), so no claim waits for another and none comes back empty while
- * a free run waits (up to CLAIM_WINDOW nodes). A run another node claimed and committed since
+ * a free run waits in its window. A run another node claimed and committed since
  * this statement's snapshot is re-checked when locked (no longer pending) and skipped too.
  * The candidates are MATERIALIZED: inlined, their counts would be computed again per run.
  */
