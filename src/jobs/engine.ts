@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { SqlDatabase } from "../db/sql-database";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
 import type { Metrics } from "../metrics";
@@ -24,17 +25,18 @@ interface InFlight {
   done: Promise<void>;
 }
 
-interface KindState {
-  spec: RunKindSpec<any, any>;
+interface KindState<Db extends SqlDatabase> {
+  spec: RunKindSpec<any, any, Db>;
   maxAttempts: number;
   timeoutMs: number;
   inFlight: Map<string, InFlight>;
   wakeQueued: boolean;
 }
 
-export interface RunEngineDeps {
+/** `db` is bun:sqlite's Database unless an engine runs on the PostgreSQL handle (whose kinds then take it too). */
+export interface RunEngineDeps<Db extends SqlDatabase = Database> {
   config: Pick<Config, "runLeaseMs" | "runMaxAttempts" | "shutdownTimeoutMs" | "runsPerOrganisationMax">;
-  db: Database;
+  db: Db;
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -46,11 +48,11 @@ export interface RunEngineDeps {
  * leases while they work, returns runs of dead workers to pending (failing them after
  * max attempts) and commits each outcome together with its money in one transaction.
  */
-export class RunEngine implements BackgroundService {
+export class RunEngine<Db extends SqlDatabase = Database> implements BackgroundService {
   readonly name = "runs";
   /** This engine's identity in `runs.lease_owner`. */
   readonly owner = newLeaseOwner();
-  private readonly kinds = new Map<string, KindState>();
+  private readonly kinds = new Map<string, KindState<Db>>();
   private started = false;
   private renewTimer: ReturnType<typeof setInterval> | undefined;
   private tickTimer: ReturnType<typeof setInterval> | undefined;
@@ -58,7 +60,7 @@ export class RunEngine implements BackgroundService {
   private readonly durations;
   private readonly recovered;
 
-  constructor(private readonly deps: RunEngineDeps) {
+  constructor(private readonly deps: RunEngineDeps<Db>) {
     this.durations = deps.metrics.histogram(
       "regkb_run_duration_seconds",
       "Wall time of one run attempt, by kind and outcome (completed, failed, requeued).",
@@ -74,7 +76,7 @@ export class RunEngine implements BackgroundService {
    * Registers (or, for a kind already known, replaces — buildApp may run twice on one
    * deps) the handlers of a kind of run. Registering after start() starts serving it.
    */
-  register<Input, Output>(spec: RunKindSpec<Input, Output>): void {
+  register<Input, Output>(spec: RunKindSpec<Input, Output, Db>): void {
     if (!/^[a-z][a-z0-9_]{0,63}$/.test(spec.kind)) throw new Error(`run kind ${JSON.stringify(spec.kind)} must be snake_case`);
     if (!Number.isInteger(spec.concurrency) || spec.concurrency < 1 || spec.concurrency > RUN_CONCURRENCY_MAX) {
       throw new Error(`run kind ${spec.kind}: concurrency must be 1 to ${RUN_CONCURRENCY_MAX}`);
@@ -87,7 +89,7 @@ export class RunEngine implements BackgroundService {
     }
     const existing = this.kinds.get(spec.kind);
     if (!existing && this.kinds.size >= RUN_KINDS_MAX) throw new Error(`more than ${RUN_KINDS_MAX} run kinds`);
-    const state: KindState = existing ?? { spec, maxAttempts, timeoutMs, inFlight: new Map(), wakeQueued: false };
+    const state: KindState<Db> = existing ?? { spec, maxAttempts, timeoutMs, inFlight: new Map(), wakeQueued: false };
     Object.assign(state, { spec, maxAttempts, timeoutMs });
     this.kinds.set(spec.kind, state);
     if (this.started) {
@@ -147,7 +149,7 @@ export class RunEngine implements BackgroundService {
     return this.kinds.get(kind)?.inFlight.size ?? 0;
   }
 
-  private pump(state: KindState): void {
+  private pump(state: KindState<Db>): void {
     if (!this.started) return;
     const { db, clock, config, log } = this.deps;
     while (state.inFlight.size < state.spec.concurrency) {
@@ -170,7 +172,7 @@ export class RunEngine implements BackgroundService {
     }
   }
 
-  private launch(state: KindState, run: Run): void {
+  private launch(state: KindState<Db>, run: Run): void {
     const controller = new AbortController();
     const entry: InFlight = { run, controller, done: Promise.resolve() };
     state.inFlight.set(run.id, entry);
@@ -180,7 +182,7 @@ export class RunEngine implements BackgroundService {
     });
   }
 
-  private async attempt(state: KindState, entry: InFlight): Promise<void> {
+  private async attempt(state: KindState<Db>, entry: InFlight): Promise<void> {
     const { spec, timeoutMs } = state;
     const { run, controller } = entry;
     const { log } = this.deps;
@@ -223,7 +225,7 @@ export class RunEngine implements BackgroundService {
   }
 
   /** Marks completed and lets the kind settle its money, in one transaction. */
-  private complete(state: KindState, run: Run, output: unknown): boolean {
+  private complete(state: KindState<Db>, run: Run, output: unknown): boolean {
     const { db, clock } = this.deps;
     const outputJson = JSON.stringify(output ?? null);
     if (Buffer.byteLength(outputJson) > store.RUN_OUTPUT_BYTES_MAX) {
@@ -239,7 +241,7 @@ export class RunEngine implements BackgroundService {
   }
 
   /** Marks failed (if `owner` still holds the lease) and lets the kind release its money, in one transaction. */
-  private fail(state: KindState, run: Run, owner: string, message: string): boolean {
+  private fail(state: KindState<Db>, run: Run, owner: string, message: string): boolean {
     const { db, clock } = this.deps;
     return db
       .transaction(() => {
@@ -298,7 +300,7 @@ export class RunEngine implements BackgroundService {
    * fail with their hold released once they used up their attempts. Each take-over is
    * conditional on the lease being unchanged, so a worker that renewed meanwhile keeps it.
    */
-  private recoverKind(state: KindState): void {
+  private recoverKind(state: KindState<Db>): void {
     const { db, clock, log } = this.deps;
     const kind = state.spec.kind;
     let leased: store.LeasedRun[];

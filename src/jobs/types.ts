@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { SqlDatabase } from "../db/sql-database";
 
 export type RunStatus = "pending" | "running" | "completed" | "failed";
 
@@ -29,7 +30,7 @@ export interface Run<Input = unknown, Output = unknown> {
  * money are committed exactly once (the status change is conditional on still holding
  * the lease, and every ledger step has a unique key).
  */
-export interface RunKindSpec<Input = unknown, Output = unknown> {
+export interface RunKindSpec<Input = unknown, Output = unknown, Db extends SqlDatabase = Database> {
   kind: string;
   /** Runs of this kind executing at once in this process. */
   concurrency: number;
@@ -46,9 +47,9 @@ export interface RunKindSpec<Input = unknown, Output = unknown> {
    */
   execute(run: Run<Input, Output>, signal: AbortSignal): Promise<Output>;
   /** Runs inside the transaction that marks the run completed; throwing fails the run instead. */
-  onCompleted(db: Database, run: Run<Input, Output>, output: Output): void;
+  onCompleted(db: Db, run: Run<Input, Output>, output: Output): void;
   /** Runs inside the transaction that marks the run failed (release the hold, refund). */
-  onFailed(db: Database, run: Run<Input, Output>, error: string): void;
+  onFailed(db: Db, run: Run<Input, Output>, error: string): void;
 }
 
 /** A failure whose message is meant for the organisation (stored in the run's `error`). */
