@@ -10,52 +10,16 @@ import { countEntries } from "../../src/billing/store";
 import type { SqlDatabase } from "../../src/db/sql-database";
 import { runBinary } from "../helpers/binary";
 import { useEngine, type TestEngine } from "../helpers/engines";
+import { nextLine, startNodes as startNodeProcesses, tell, type NodeProcess } from "../helpers/node-processes";
 
 const NODE_SCRIPT = join(import.meta.dir, "ledger-node.ts");
-const START_TIMEOUT_MS = 30_000;
-
-interface Node {
-  proc: Bun.Subprocess<"pipe", "pipe", "inherit">;
-  lines: AsyncIterator<string>;
-}
-
-async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  for await (const chunk of stream) {
-    text += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = text.indexOf("\n")) >= 0) {
-      yield text.slice(0, end);
-      text = text.slice(end + 1);
-    }
-  }
-}
-
-async function nextLine(node: Node, what: string): Promise<string> {
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`node: no ${what} within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS));
-  const next = await Promise.race([node.lines.next(), timeout]);
-  if (next.done) throw new Error(`node exited before ${what} (status ${await node.proc.exited})`);
-  return next.value;
-}
 
 /** Starts nodes with these arguments and waits until every one is connected and ready. */
-async function startNodes(argsPerNode: string[][]): Promise<Node[]> {
-  const nodes = argsPerNode.map((args) => {
-    const proc = Bun.spawn([process.execPath, NODE_SCRIPT, ...args], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-    return { proc, lines: linesOf(proc.stdout)[Symbol.asyncIterator]() };
-  });
-  for (const node of nodes) expect(await nextLine(node, "ready")).toBe("ready");
-  return nodes;
-}
-
-function go(node: Node): void {
-  node.proc.stdin.write("go\n");
-  node.proc.stdin.flush();
-}
+const startNodes = (argsPerNode: string[][]) => startNodeProcesses(NODE_SCRIPT, argsPerNode);
+const go = (node: NodeProcess) => tell(node, "go");
 
 /** Every node's outcomes, once each has exited cleanly. */
-async function outcomes(nodes: Node[]): Promise<string[][]> {
+async function outcomes(nodes: NodeProcess[]): Promise<string[][]> {
   const results = await Promise.all(nodes.map(async (node) => JSON.parse(await nextLine(node, "its outcomes")) as string[]));
   for (const node of nodes) expect(await node.proc.exited).toBe(0);
   return results;
