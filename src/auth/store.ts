@@ -1,4 +1,4 @@
-import { forUpdate, type SqlDatabase } from "../db/sql-database";
+import { forUpdate, isPostgres, type SqlDatabase } from "../db/sql-database";
 
 export interface Organisation {
   id: string;
@@ -29,6 +29,14 @@ const ORG_COLUMNS = `id, name, monthly_allowance_pence AS "monthlyAllowancePence
 const KEY_COLUMNS = `id, org_id AS "orgId", name, key_hash AS "keyHash", display_prefix AS "displayPrefix",
   created_at_ms AS "createdAtMs", last_used_at_ms AS "lastUsedAtMs", revoked_at_ms AS "revokedAtMs"`;
 
+/**
+ * `column` sorted in byte order on both engines: a PostgreSQL database's collation may sort
+ * text otherwise (en_US ignores '-' at first), so lists would come back in another order.
+ */
+function byteOrder(db: SqlDatabase, column: string): string {
+  return isPostgres(db) ? `${column} COLLATE "C"` : column;
+}
+
 export function insertOrganisation(db: SqlDatabase, org: Organisation): void {
   db.query("INSERT INTO organisations (id, name, monthly_allowance_pence, created_at_ms) VALUES (?, ?, ?, ?)")
     .run(org.id, org.name, org.monthlyAllowancePence, org.createdAtMs);
@@ -47,7 +55,7 @@ export function lockOrganisation(db: SqlDatabase, id: string): boolean {
 }
 
 export function listOrganisations(db: SqlDatabase, limit: number): Organisation[] {
-  return db.query<Organisation, [number]>(`SELECT ${ORG_COLUMNS} FROM organisations ORDER BY created_at_ms, id LIMIT ?`).all(limit);
+  return db.query<Organisation, [number]>(`SELECT ${ORG_COLUMNS} FROM organisations ORDER BY created_at_ms, ${byteOrder(db, "id")} LIMIT ?`).all(limit);
 }
 
 export function setMonthlyAllowance(db: SqlDatabase, orgId: string, pence: number): void {
@@ -63,12 +71,12 @@ export function replaceOrganisationJurisdictions(db: SqlDatabase, orgId: string,
 export function listEnabledJurisdictions(db: SqlDatabase, orgId: string): Jurisdiction[] {
   return db.query<Jurisdiction, [string]>(
     `SELECT j.slug, j.name, j.description FROM organisation_jurisdictions oj
-     JOIN jurisdictions j ON j.slug = oj.slug WHERE oj.org_id = ? ORDER BY j.slug`,
+     JOIN jurisdictions j ON j.slug = oj.slug WHERE oj.org_id = ? ORDER BY ${byteOrder(db, "j.slug")}`,
   ).all(orgId);
 }
 
 export function listJurisdictions(db: SqlDatabase): Jurisdiction[] {
-  return db.query<Jurisdiction, []>("SELECT slug, name, description FROM jurisdictions ORDER BY slug").all();
+  return db.query<Jurisdiction, []>(`SELECT slug, name, description FROM jurisdictions ORDER BY ${byteOrder(db, "slug")}`).all();
 }
 
 export function findUnknownJurisdictions(db: SqlDatabase, slugs: readonly string[]): string[] {
@@ -99,7 +107,7 @@ export function findApiKey(db: SqlDatabase, id: string): ApiKeyRow | null {
 }
 
 export function listApiKeys(db: SqlDatabase, orgId: string): ApiKeyRow[] {
-  return db.query<ApiKeyRow, [string]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE org_id = ? ORDER BY created_at_ms DESC, id DESC`).all(orgId);
+  return db.query<ApiKeyRow, [string]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE org_id = ? ORDER BY created_at_ms DESC, ${byteOrder(db, "id")} DESC`).all(orgId);
 }
 
 export function revokeApiKey(db: SqlDatabase, id: string, nowMs: number): boolean {
