@@ -1,13 +1,13 @@
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
 import { invalidJurisdictions, notFound, unauthorized, validationFailed } from "../errors";
+import type { SqlDatabase } from "../db/sql-database";
 import { uuidv7 } from "../ids";
 import { displayPrefix, generateApiKey, hashApiKey, hashesEqual, isWellFormedKey } from "./keys";
 import * as store from "./store";
 
 /** What organisations and API keys use. */
 export interface AuthDeps {
-  db: Database;
+  db: SqlDatabase;
   clock: Clock;
 }
 
@@ -42,7 +42,7 @@ export function createOrganisation(
 export function setOrganisationJurisdictions(deps: AuthDeps, orgId: string, slugs: readonly string[]): string[] {
   const unique = [...new Set(slugs)];
   deps.db.transaction(() => {
-    requireOrganisation(deps, orgId);
+    if (!store.lockOrganisation(deps.db, orgId)) throw notFound(`organisation ${orgId} does not exist`);
     assertKnownJurisdictions(deps, unique);
     store.replaceOrganisationJurisdictions(deps.db, orgId, unique);
   }).immediate();

@@ -1,7 +1,7 @@
-import type { Database } from "bun:sqlite";
 import { Elysia, StatusMap } from "elysia";
 import type { Authenticated } from "../auth/service";
-import type { Deps } from "../deps";
+import type { Clock } from "../clock";
+import { forUpdate, isRetryableConflict, isUniqueViolation, type SqlDatabase } from "../db/sql-database";
 import { immediate } from "../db/transaction";
 import { uuidv7 } from "../ids";
 import { Refusal, validationFailed } from "../errors";
@@ -58,6 +58,15 @@ export const RESPONSE_BYTES_MAX = 1024 * 1024;
 const BODY_DEPTH_MAX = 64;
 const KEY_PATTERN = /^[\x20-\x7E]+$/;
 
+/** What the key's records use: any handle, SQLite's or PostgreSQL's (src/db/sql-database.ts). */
+export interface IdempotencyDeps {
+  db: SqlDatabase;
+  clock: Clock;
+}
+
+/** Runs of one claim at most: each retry follows a race another node's claim of the key won. */
+const CLAIM_ATTEMPTS_MAX = 5;
+
 export interface IdempotencyOptions {
   leaseMs?: number;
   waitMs?: number;
@@ -92,7 +101,7 @@ export const IDEMPOTENCY_KEY_PARAMETER = {
   schema: { type: "string" as const, minLength: 1, maxLength: IDEMPOTENCY_KEY_LENGTH_MAX },
 };
 
-export function idempotency(deps: Deps, options: IdempotencyOptions = {}) {
+export function idempotency(deps: IdempotencyDeps, options: IdempotencyOptions = {}) {
   const claims = new WeakMap<Request, IdempotencyClaim>();
   const replays = new WeakSet<Request>();
 
@@ -168,7 +177,7 @@ export interface StoredResponse {
  * validates the key first (isIdempotencyKey) and must finish or release a claim.
  */
 export async function claimIdempotencyKey(
-  deps: Deps,
+  deps: IdempotencyDeps,
   request: IdempotentRequest,
   options: IdempotencyOptions = {},
 ): Promise<{ kind: "claimed"; claim: IdempotencyClaim } | ({ kind: "replay" } & StoredResponse)> {
@@ -197,7 +206,7 @@ export async function claimIdempotencyKey(
 }
 
 /** Stores the claimed request's 2xx response, which every later retry under the key replays. */
-export function finishIdempotentRequest(deps: Deps, held: IdempotencyClaim, stored: StoredResponse): void {
+export function finishIdempotentRequest(deps: IdempotencyDeps, held: IdempotencyClaim, stored: StoredResponse): void {
   if (stored.status < 200 || stored.status > 299 || Buffer.byteLength(stored.body) > RESPONSE_BYTES_MAX) return;
   held.finished = true;
   deps.db
@@ -210,23 +219,42 @@ export function finishIdempotentRequest(deps: Deps, held: IdempotencyClaim, stor
 }
 
 /** Frees a claim that stored no response, so a retry runs at once (under the same operation id). */
-export function releaseIdempotencyKey(deps: Deps, held: IdempotencyClaim): void {
+export function releaseIdempotencyKey(deps: IdempotencyDeps, held: IdempotencyClaim): void {
   if (held.finished) return;
   deps.db
     .query("UPDATE idempotency_keys SET owner_token = NULL, locked_until_ms = 0 WHERE org_id = ? AND key = ? AND owner_token = ?")
     .run(held.orgId, held.key, held.ownerToken);
 }
 
-/** One BEGIN IMMEDIATE transaction: read the key's row and take it, replay it, or report why not. */
-function claim(
-  deps: Deps,
-  leaseMs: number,
-  input: { orgId: string; key: string; requestHash: string; ownerToken: string },
-): ClaimOutcome {
+interface ClaimInput {
+  orgId: string;
+  key: string;
+  requestHash: string;
+  ownerToken: string;
+}
+
+/**
+ * claimOnce, run again when it lost a race on PostgreSQL (another node inserted the key
+ * first, a deadlock, a serialisation failure): the rerun finds the winner's row, so the
+ * result is the one SQLite gives, where BEGIN IMMEDIATE makes claims take turns.
+ */
+function claim(deps: IdempotencyDeps, leaseMs: number, input: ClaimInput): ClaimOutcome {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return claimOnce(deps, leaseMs, input);
+    } catch (error) {
+      const conflict = isRetryableConflict(error) || isUniqueViolation(error);
+      if (deps.db.inTransaction || !conflict || attempt >= CLAIM_ATTEMPTS_MAX) throw error;
+    }
+  }
+}
+
+/** One immediate transaction: read (and lock) the key's row and take it, replay it, or report why not. */
+function claimOnce(deps: IdempotencyDeps, leaseMs: number, input: ClaimInput): ClaimOutcome {
   const db = deps.db;
   return immediate(db, (): ClaimOutcome => {
     const nowMs = deps.clock.nowMs();
-    let row = findRow(db, input.orgId, input.key);
+    let row = findRow(db, input.orgId, input.key, forUpdate(db));
     if (row && row.expiresAtMs <= nowMs) {
       db.query("DELETE FROM idempotency_keys WHERE org_id = ? AND key = ?").run(input.orgId, input.key);
       row = null;
@@ -259,19 +287,20 @@ function isHeld(row: StoredRow | null, requestHash: string, nowMs: number): bool
   return row !== null && row.requestHash === requestHash && row.responseStatus === null && row.ownerToken !== null && row.lockedUntilMs > nowMs && row.expiresAtMs > nowMs;
 }
 
-function findRow(db: Database, orgId: string, key: string): StoredRow | null {
+/** `lock` is forUpdate(db) inside a claim: another node's claim of the key waits for this one to end. */
+function findRow(db: SqlDatabase, orgId: string, key: string, lock = ""): StoredRow | null {
   return db
     .query<StoredRow, [string, string]>(
-      `SELECT request_hash AS requestHash, operation_id AS operationId, owner_token AS ownerToken, locked_until_ms AS lockedUntilMs,
-         response_status AS responseStatus, response_content_type AS responseContentType, response_body AS responseBody,
-         expires_at_ms AS expiresAtMs
-       FROM idempotency_keys WHERE org_id = ? AND key = ?`,
+      `SELECT request_hash AS "requestHash", operation_id AS "operationId", owner_token AS "ownerToken",
+         locked_until_ms AS "lockedUntilMs", response_status AS "responseStatus",
+         response_content_type AS "responseContentType", response_body AS "responseBody", expires_at_ms AS "expiresAtMs"
+       FROM idempotency_keys WHERE org_id = ? AND key = ?${lock}`,
     )
     .get(orgId, key);
 }
 
 /** Deletes keys past their retention, oldest first, at most `batchMax` per call. Returns how many. */
-export function purgeExpiredIdempotencyKeys(db: Database, nowMs: number, batchMax = 10_000): number {
+export function purgeExpiredIdempotencyKeys(db: SqlDatabase, nowMs: number, batchMax = 10_000): number {
   return db
     .query(
       `DELETE FROM idempotency_keys WHERE (org_id, key) IN (
