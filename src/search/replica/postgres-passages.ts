@@ -2,6 +2,7 @@
 // and vectors as they now stand, the embedder that made the vectors, and the organisation
 // and jurisdiction rows the node's own SQLite needs beside its passages.
 import type { SQL } from "bun";
+import type { NewChunk } from "../chunk-store";
 import type { IndexMeta } from "../meta-store";
 import { floatsOfBlob } from "../sql";
 
@@ -12,18 +13,9 @@ export interface PassageChange {
   changedAtMs: number;
 }
 
-export interface PostgresPassage {
+/** A passage as PostgreSQL holds it: the fields a node indexes, under the same id. */
+export interface PostgresPassage extends NewChunk {
   id: number;
-  documentId: string;
-  ownerOrgId: string | null;
-  position: number;
-  source: string;
-  citationPath: string;
-  heading: string;
-  title: string;
-  content: string;
-  jurisdictions: string[];
-  contentHash: string;
   /** Absent until the passage's vector is written (a later change reloads it). */
   vector: Float32Array | undefined;
 }
