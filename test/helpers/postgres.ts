@@ -6,6 +6,8 @@
 import { afterAll, beforeAll } from "bun:test";
 import type { SQL } from "bun";
 import { openPostgres, redactDatabaseUrl } from "../../src/db/postgres/connect";
+import { migratePostgres } from "../../src/db/postgres/migrate";
+import { openPostgresHandle, type PostgresHandle } from "../../src/db/postgres/sync/handle";
 
 /** What scripts/dev-postgres.sh creates (a public test password for a CREATEDB-only role). */
 export const DEV_TEST_DATABASE_URL = "postgres://regkb_test:regkb_test_password@127.0.0.1:5432/postgres";
@@ -107,5 +109,24 @@ export function usePostgres(): TestPostgres {
     },
     createDatabase,
     connect,
+  };
+}
+
+/**
+ * A synchronous handle on a fresh migrated database whose default collation is the ICU
+ * locale `icuLocale` (many customers' databases do not sort in byte order), for the
+ * enclosing file; the getter works once beforeAll has run.
+ */
+export function useCollatedHandle(pg: TestPostgres, icuLocale: string): () => PostgresHandle {
+  let db: PostgresHandle | undefined;
+  beforeAll(async () => {
+    const url = await pg.createDatabase(`TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${icuLocale}' LOCALE 'C.UTF-8'`);
+    await migratePostgres(pg.connect(url, 1));
+    db = openPostgresHandle({ url });
+  });
+  afterAll(() => db?.close());
+  return () => {
+    if (db === undefined) throw new Error("useCollatedHandle: the database exists only once beforeAll has run");
+    return db;
   };
 }

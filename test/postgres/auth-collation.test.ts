@@ -1,24 +1,14 @@
 // Organisations, jurisdictions and keys listed from a PostgreSQL database whose default
 // collation ignores punctuation at first (ICU en-US with alternate=shifted, as glibc's en_US
 // does): the lists come back in byte order, as on SQLite, not in the collation's order.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import * as store from "../../src/auth/store";
-import { migratePostgres } from "../../src/db/postgres/migrate";
-import { openPostgresHandle, type PostgresHandle } from "../../src/db/postgres/sync/handle";
-import { usePostgres } from "../helpers/postgres";
+import { useCollatedHandle, usePostgres } from "../helpers/postgres";
 
-const pg = usePostgres();
-let db: PostgresHandle;
-
-beforeAll(async () => {
-  const url = await pg.createDatabase("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US-u-ka-shifted' LOCALE 'C.UTF-8'");
-  await migratePostgres(pg.connect(url, 1));
-  db = openPostgresHandle({ url });
-});
-
-afterAll(() => db?.close());
+const handle = useCollatedHandle(usePostgres(), "en-US-u-ka-shifted");
 
 test("jurisdictions, organisations and keys list in byte order whatever the database's collation", () => {
+  const db = handle();
   // The collation puts "ab" before "a-c"; byte order puts "a-c" first.
   expect(db.query<{ hyphenLast: number }, []>(`SELECT 'ab' < 'a-c' AS "hyphenLast"`).get()).toEqual({ hyphenLast: 1 });
   for (const slug of ["ab", "a-c"]) store.upsertJurisdiction(db, { slug, name: slug, description: slug });

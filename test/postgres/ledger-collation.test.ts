@@ -1,26 +1,16 @@
 // The ledger on a PostgreSQL database whose default collation is not byte order (ICU en-US,
 // as many customers' databases are): keys must be found by exact value, never by a range
 // whose meaning depends on how the collation sorts ':' and ';'.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { chargeRefundable, getBalance, refundCharge, topUp } from "../../src/billing/ledger";
 import { ledgerKeys } from "../../src/billing/ledger-keys";
-import { migratePostgres } from "../../src/db/postgres/migrate";
-import { openPostgresHandle, type PostgresHandle } from "../../src/db/postgres/sync/handle";
 import { uuidv7 } from "../../src/ids";
-import { usePostgres } from "../helpers/postgres";
+import { useCollatedHandle, usePostgres } from "../helpers/postgres";
 
-const pg = usePostgres();
-let db: PostgresHandle;
-
-beforeAll(async () => {
-  const url = await pg.createDatabase("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'");
-  await migratePostgres(pg.connect(url, 1));
-  db = openPostgresHandle({ url });
-});
-
-afterAll(() => db?.close());
+const handle = useCollatedHandle(usePostgres(), "en-US");
 
 test("a search refunded twice is charged a third time under its own key, not answered with a refunded charge", () => {
+  const db = handle();
   // ICU sorts ';' before ':', so the range (key + ':', key + ';') holds nothing here.
   expect(db.query<{ semicolonFirst: number }, []>(`SELECT ';' < ':' AS "semicolonFirst"`).get()).toEqual({ semicolonFirst: 1 });
   const orgId = uuidv7();
