@@ -14,5 +14,6 @@ export function backgroundServices(deps: Deps): BackgroundService[] {
     },
     stop: () => deps.pdf.close(),
   };
-  return [documents, deps.sandbox, deps.jobs, billingTicker(deps)];
+  // The replica first: runs (ingestion's read-your-writes) rely on it following.
+  return [...(deps.replica ? [deps.replica] : []), documents, deps.sandbox, deps.jobs, billingTicker(deps)];
 }

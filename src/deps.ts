@@ -1,7 +1,9 @@
-import type { Database } from "bun:sqlite";
 import { systemClock, type Clock } from "./clock";
 import type { Config } from "./config";
 import { cacheDir, databasePath, openDatabase } from "./db/open";
+import { openPostgres } from "./db/postgres/connect";
+import { openPostgresSystemOfRecord } from "./db/postgres/system-of-record";
+import type { SqlDatabase } from "./db/sql-database";
 import { StorageMonitor } from "./db/storage";
 import { DocumentFailureLimit } from "./documents/failure-limit";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
@@ -14,6 +16,8 @@ import { RunEngine } from "./jobs/engine";
 import { createLogger, type Logger } from "./log";
 import { createEmbedder, type Embedder } from "./search/embedder/index";
 import { Lexicon } from "./search/lexicon";
+import { maintainSearchIndex } from "./search/maintenance";
+import { ReplicaNode } from "./search/replica/node";
 import { SearchIndex } from "./search/search-index";
 import { VectorSearchPool } from "./search/vector-pool";
 
@@ -23,7 +27,12 @@ import { VectorSearchPool } from "./search/vector-pool";
  */
 export interface Deps {
   config: Config;
-  db: Database;
+  /**
+   * The system of record: organisations, keys, the ledger, runs, documents… The data
+   * directory's SQLite database, or PostgreSQL (REGKB_DATABASE_URL) through the synchronous
+   * handle. Passages are searched in `searchIndex`, never here.
+   */
+  db: SqlDatabase;
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -37,13 +46,15 @@ export interface Deps {
   /** Card top-ups: hosted checkouts and their signed webhooks (Stripe, when REGKB_STRIPE_SECRET_KEY is set). */
   payments: PaymentProvider;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
-  jobs: RunEngine;
+  jobs: RunEngine<SqlDatabase>;
   /** Locked Pyodide children for executions; started (kept warm) only by serving processes. */
   sandbox: SandboxPool;
   /** Turns text into vectors for search and indexing (REGKB_EMBEDDER). */
   embedder: Embedder;
-  /** The knowledge-base index of `db` with `embedder`, and its caches. */
+  /** The knowledge-base index with `embedder`, and its caches: always the data directory's SQLite (with PostgreSQL, this node's replica). */
   searchIndex: SearchIndex;
+  /** With PostgreSQL: this node's index following PostgreSQL's passages (started by serve). */
+  replica: ReplicaNode | undefined;
   /** The vocabulary bridge a search expands its query through (data/lexicon). */
   lexicon: Lexicon;
   /** Threads that run searches (REGKB_SEARCH_WORKERS); undefined: searches run on the request's thread. */
@@ -56,12 +67,14 @@ export interface DepsOverrides {
 }
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
-  const db = await openDatabase(config.dataDir, config.sqliteSynchronous, { init: config.initDatabase });
+  const local = await openDatabase(config.dataDir, config.sqliteSynchronous, { init: config.initDatabase });
+  const db = config.databaseUrl === undefined ? local : openSystemOfRecord(config.databaseUrl, local);
   const embedder = await createEmbedder(config.embedder);
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = new Metrics();
-  return {
+  const searchIndex = new SearchIndex(local, embedder);
+  const deps: Deps = {
     config,
     db,
     clock,
@@ -70,7 +83,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     storage: new StorageMonitor({ dataDir: config.dataDir, clock, log }),
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
     embedder,
-    searchIndex: new SearchIndex(db, embedder),
+    searchIndex,
+    replica: undefined,
     lexicon: await Lexicon.load(),
     vectorSearchPool:
       config.searchWorkers === 0
@@ -94,4 +108,32 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       log,
     }),
   };
+  if (config.databaseUrl !== undefined) {
+    // Reads of passages and the LISTEN connection; the system of record's writes go through `db`.
+    deps.replica = new ReplicaNode({
+      sql: openPostgres({ url: config.databaseUrl, poolSize: 2 }),
+      index: searchIndex,
+      log,
+      pollMs: config.replicaPollMs,
+      batchChangesMax: config.replicaBatchChanges,
+      afterChanges: async () => void (await maintainSearchIndex(deps)),
+    });
+  }
+  return deps;
+}
+
+function openSystemOfRecord(url: string, local: SqlDatabase): SqlDatabase {
+  try {
+    return openPostgresSystemOfRecord(url);
+  } catch (error) {
+    local.close();
+    throw error;
+  }
+}
+
+/** Closes the system of record, and this node's index when it is another database. */
+export async function closeDatabases(deps: Deps): Promise<void> {
+  await deps.replica?.close();
+  deps.db.close();
+  if (deps.searchIndex.db !== deps.db) deps.searchIndex.db.close();
 }

@@ -1,5 +1,5 @@
 import { buildApp } from "./app";
-import type { Deps } from "./deps";
+import { closeDatabases, type Deps } from "./deps";
 import { limitHeaders } from "./http/header-limit";
 import { observe } from "./http/observe";
 import type { BackgroundService } from "./lifecycle";
@@ -66,7 +66,7 @@ export async function startServer(
         await server.stop(true);
         for (const service of [...background].reverse()) await service.stop();
         await deps.vectorSearchPool?.close();
-        deps.db.close();
+        await closeDatabases(deps);
         deps.log.info("server_stopped", {});
       })()),
   };

@@ -20,7 +20,7 @@ import { closeBenchCorpus, eightJurisdictions, flag, fmt, openBenchCorpus, p50p9
 const ROUNDS = Number(flag("rounds", "3"));
 
 const corpus = await openBenchCorpus("corpus");
-const { db } = corpus.deps;
+const { db } = corpus.deps.searchIndex;
 const withTerms = corpus.deps.searchIndex;
 // FTS5 alone: a second index over the same connection whose term index never answers.
 const fts5Only = new SearchIndex(db, withTerms.embedder);

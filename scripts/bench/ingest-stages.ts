@@ -42,8 +42,8 @@ export async function measureStages(deps: Deps, orgId: string, pdfs: BenchPdf[])
 
   const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs");
   (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import("pdfjs-dist/legacy/build/pdf.worker.mjs");
-  const names = jurisdictionNames(deps.db);
-  deps.db.run("CREATE TABLE IF NOT EXISTS bench_commit (n INTEGER)");
+  const names = jurisdictionNames(deps.searchIndex.db);
+  deps.searchIndex.db.run("CREATE TABLE IF NOT EXISTS bench_commit (n INTEGER)");
   let pages = 0;
   let passages = 0;
   for (const [i, pdf] of pdfs.entries()) {
@@ -76,7 +76,7 @@ export async function measureStages(deps: Deps, orgId: string, pdfs: BenchPdf[])
     await timed("index (embedding + writes + commit)", () =>
       indexDocumentChunks(deps, { documentId: `bench-${i}`, orgId, jurisdictions: [], source: pdf.file, chunks }),
     );
-    await timed("one write transaction's commit", () => deps.db.transaction(() => deps.db.run("INSERT INTO bench_commit VALUES (1)")).immediate());
+    await timed("one write transaction's commit", () => deps.searchIndex.db.transaction(() => deps.searchIndex.db.run("INSERT INTO bench_commit VALUES (1)")).immediate());
   }
   parser.close();
   const index = sums.get("index (embedding + writes + commit)")!;

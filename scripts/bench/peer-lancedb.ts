@@ -171,7 +171,7 @@ function summary(ms: number[]): { p50: number; p95: number; p99: number; qps: nu
 }
 
 async function vectorRecall(jurisdictions: readonly string[]): Promise<{ regkb: number; lance: number }> {
-  const scope = resolveSearchScope(deps.db, corpus.org.id, jurisdictions);
+  const scope = resolveSearchScope(deps.searchIndex.db, corpus.org.id, jurisdictions);
   const scopes = scopesOfSearch(corpus.org.id, jurisdictions);
   const shortlist = Math.max(DEFAULT_SEARCH_TUNING.vectorShortlist, 2 * TOP_K);
   let regkb = 0;
@@ -179,7 +179,7 @@ async function vectorRecall(jurisdictions: readonly string[]): Promise<{ regkb: 
   const recallQuestions = QUERIES.slice(0, RECALL_QUERIES);
   for (const query of recallQuestions) {
     const vector = await embed(query);
-    const exact = new Set(exactVectorSearch(deps.db, vector, scopes, TOP_K).map((h) => h.chunkId));
+    const exact = new Set(exactVectorSearch(deps.searchIndex.db, vector, scopes, TOP_K).map((h) => h.chunkId));
     const mine = vectorCandidates(deps.searchIndex, { queryVector: vector, orgId: corpus.org.id, scope, shortlist, limit: TOP_K, probes: DEFAULT_SEARCH_TUNING.vectorProbes });
     const theirs = (await lanceVectorQuery(vector, jurisdictions.length === all.length ? undefined : jurisdictions, TOP_K).select(["id"]).toArray()) as { id: number }[];
     regkb += mine.filter((h) => exact.has(h.chunkId)).length / exact.size;

@@ -232,7 +232,7 @@ async function benchCorpora(): Promise<void> {
       console.log(`corpus ${target}: vector search (flat scan) ${await vectorFigures(deps.searchIndex, sharedSlugs, 0)}`);
     } else {
       // As a search worker scans them: an in-memory int8 copy (vector-memory.ts) on this thread.
-      const memory = new VectorMemory(deps.db);
+      const memory = new VectorMemory(deps.searchIndex.db);
       const loadStarted = performance.now();
       await memory.load();
       console.log(`corpus ${target}: in-memory vectors ${memory.size.rows} rows, ${(memory.size.bytes / 1e6).toFixed(1)} MB, loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);

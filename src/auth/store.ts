@@ -1,4 +1,4 @@
-import { forUpdate, isPostgres, type SqlDatabase } from "../db/sql-database";
+import { byteOrder, forUpdate, type SqlDatabase } from "../db/sql-database";
 
 export interface Organisation {
   id: string;
@@ -28,14 +28,6 @@ export interface Jurisdiction {
 const ORG_COLUMNS = `id, name, monthly_allowance_pence AS "monthlyAllowancePence", created_at_ms AS "createdAtMs"`;
 const KEY_COLUMNS = `id, org_id AS "orgId", name, key_hash AS "keyHash", display_prefix AS "displayPrefix",
   created_at_ms AS "createdAtMs", last_used_at_ms AS "lastUsedAtMs", revoked_at_ms AS "revokedAtMs"`;
-
-/**
- * `column` sorted in byte order on both engines: a PostgreSQL database's collation may sort
- * text otherwise (en_US ignores '-' at first), so lists would come back in another order.
- */
-function byteOrder(db: SqlDatabase, column: string): string {
-  return isPostgres(db) ? `${column} COLLATE "C"` : column;
-}
 
 export function insertOrganisation(db: SqlDatabase, org: Organisation): void {
   db.query("INSERT INTO organisations (id, name, monthly_allowance_pence, created_at_ms) VALUES (?, ?, ?, ?)")

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Env } from "../config";
-import { createDeps, type Deps } from "../deps";
+import { closeDatabases, createDeps, type Deps } from "../deps";
 import { Refusal, type ErrorCode } from "../errors";
 import { VERSION } from "../version";
 import { CliError, optionalInteger, optionalString, parseFlags } from "./args";
@@ -22,16 +22,35 @@ export const commands: Command[] = [...serveCommands, ...orgCommands, ...jurisdi
 const COMMON_FLAGS = { "data-dir": "string", "database-url": "string", json: "boolean", help: "boolean" } as const;
 
 /** The commands that work on PostgreSQL in this version; the rest say so instead of using SQLite silently. */
-const POSTGRES_COMMANDS = new Set(["migrate", "migrate-to-postgres", "credits verify", "replica sync", "backup"]);
+const POSTGRES_COMMANDS = new Set([
+  "serve",
+  "migrate",
+  "migrate-to-postgres",
+  "replica sync",
+  "backup",
+  "org create",
+  "org list",
+  "org jurisdictions",
+  "key create",
+  "key list",
+  "key revoke",
+  "jurisdiction add",
+  "jurisdiction list",
+  "credits top-up",
+  "credits adjust",
+  "credits show",
+  "credits verify",
+  "user create",
+  "user reset-password",
+  "user list",
+]);
 
 /** A database URL given to a command that cannot use PostgreSQL yet: exit status 2, not a silent fallback to SQLite. */
 class PostgresUnavailable extends CliError {
-  constructor(command: string) {
-    const reason =
-      command === "serve"
-        ? "serving from PostgreSQL is not available in this version"
-        : "this command does not work on PostgreSQL in this version (unset it to use the data directory)";
-    super(`a database URL is set (REGKB_DATABASE_URL / --database-url) but ${reason}; the schema can be prepared with \`regkb migrate\``);
+  constructor() {
+    super(
+      "a database URL is set (REGKB_DATABASE_URL / --database-url) but this command does not work on PostgreSQL in this version (unset it to use the data directory)",
+    );
   }
 }
 
@@ -45,10 +64,9 @@ function helpText(): string {
     "",
     "Every command takes --data-dir DIR (default $REGKB_DATA_DIR or ./regkb-data) and --json",
     "(one JSON object as the last line of stdout). Exit status 0 on success, 1 on error.",
-    "--database-url URL (default $REGKB_DATABASE_URL) names a PostgreSQL database; in this",
-    "version only `regkb migrate`, `regkb migrate-to-postgres`, `regkb credits verify`,",
-    "`regkb replica sync` and `regkb backup` use it,",
-    "and every other command refuses it (exit status 2).",
+    "--database-url URL (default $REGKB_DATABASE_URL) names a PostgreSQL database as the system",
+    `of record; these commands use it: ${[...POSTGRES_COMMANDS].map((c) => `\`regkb ${c}\``).join(", ")};`,
+    "every other command refuses it (exit status 2).",
   ].join("\n");
 }
 
@@ -94,7 +112,7 @@ export async function runCli(args: string[], env: Env): Promise<number> {
       init: flags.init === true,
     });
     if (config.databaseUrl !== undefined && !POSTGRES_COMMANDS.has(command.name)) {
-      throw new PostgresUnavailable(command.name);
+      throw new PostgresUnavailable();
     }
     const cliLogLevel = command.name === "serve" ? config.logLevel : "warn";
     const result = await command.run({
@@ -114,7 +132,7 @@ export async function runCli(args: string[], env: Env): Promise<number> {
     if (deps && command.name !== "serve") {
       deps.pdf.close();
       await deps.vectorSearchPool?.close();
-      deps.db.close();
+      await closeDatabases(deps);
     }
   }
 }

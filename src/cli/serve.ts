@@ -3,8 +3,8 @@ import { importSampleCorpus } from "../search/corpus/import";
 import { maintainSearchIndex } from "../search/maintenance";
 import { startServer } from "../server";
 import type { Config } from "../config";
-import type { Deps } from "../deps";
-import type { ParsedFlags } from "./args";
+import { closeDatabases, type Deps } from "../deps";
+import { CliError, type ParsedFlags } from "./args";
 import { lockDataDir } from "./data-dir";
 import type { Command, CommandResult } from "./command";
 import { ensureDemo } from "./demo";
@@ -33,6 +33,12 @@ async function serve(flags: ParsedFlags, config: Config, d: Deps): Promise<Comma
   // Every index upgrade happens here, before listening, never during a request; an index
   // built by an external embedder other than the configured one fails the start.
   await maintainSearchIndex(d);
+  if (d.replica) {
+    if (flags.demo) throw new CliError("--demo imports the sample corpus into one node's own database; with PostgreSQL, import it on a single node and move it with `regkb migrate-to-postgres`");
+    const caughtUp = await d.replica.catchUpBeforeServing();
+    d.log.info("replica_caught_up", { changes: caughtUp.changes, appliedSeq: caughtUp.appliedSeq });
+    await maintainSearchIndex(d);
+  }
   if (flags.demo) {
     // Idempotent (content hashes): imports on the first start, a quick no-op after.
     const imported = await importSampleCorpus(d);
@@ -47,7 +53,7 @@ async function serve(flags: ParsedFlags, config: Config, d: Deps): Promise<Comma
     // Nothing may keep the process alive after a failed start: a supervisor restarts it.
     d.pdf.close();
     await d.vectorSearchPool?.close();
-    d.db.close();
+    await closeDatabases(d);
     throw error;
   }
   // Handlers first: a supervisor may signal as soon as it reads the line below.

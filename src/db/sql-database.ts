@@ -52,6 +52,14 @@ export function forUpdate(db: SqlDatabase): string {
   return isPostgres(db) ? " FOR UPDATE" : "";
 }
 
+/**
+ * `column` sorted in byte order on both engines: a PostgreSQL database's collation may sort
+ * text otherwise (en_US ignores '-' at first), so lists would come back in another order.
+ */
+export function byteOrder(db: SqlDatabase, column: string): string {
+  return isPostgres(db) ? `${column} COLLATE "C"` : column;
+}
+
 /** SQLite's unique or primary-key violation, or PostgreSQL's (SQLSTATE 23505) through the handle. */
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

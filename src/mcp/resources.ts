@@ -53,7 +53,7 @@ export function readResource(context: McpContext, uri: string): ReadResourceResu
   const slug = match ? decodeSlug(match[1]!) : undefined;
   const jurisdiction = jurisdictions.find((j) => j.slug === slug);
   if (!jurisdiction) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
-  const { provisions, truncated } = provisionIndex(context.deps.db, context.orgId, jurisdiction.slug);
+  const { provisions, truncated } = provisionIndex(context.deps.searchIndex.db, context.orgId, jurisdiction.slug);
   return json(uri, { jurisdiction, provisions, truncated });
 }
 

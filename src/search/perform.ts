@@ -3,7 +3,7 @@
  * jurisdictions, charge, search, report the balance. Kept apart from service.ts, which never
  * touches money, so screenings (which hold credit per run) reuse the search without a charge.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlDatabase } from "../db/sql-database";
 import { chargeRefundable, getBalance, refundCharge } from "../billing/ledger";
 import { ledgerKeys } from "../billing/ledger-keys";
 import { searchPence } from "../billing/pricing";
@@ -12,7 +12,7 @@ import { SEARCH_TOP_K_DEFAULT, type SearchMatch } from "./request";
 import { resolveJurisdictions, searchKnowledgeBase } from "./service";
 
 export interface PerformSearchDeps extends SearchDeps {
-  db: Database;
+  db: SqlDatabase;
   clock: { nowMs(): number };
 }
 

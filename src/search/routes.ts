@@ -6,14 +6,20 @@ import { operation } from "../http/operation";
 import { SearchBody, SearchResponse } from "./schemas";
 import { performSearch } from "./perform";
 
+/** On every search answered by a node serving from PostgreSQL. */
+export const INDEX_BEHIND_HEADER = "regkb-index-behind-ms";
+
 export function searchRoutes(deps: Deps) {
   return new Elysia({ prefix: "/v1" })
     .use(requireApiKey())
     .use(idempotency(deps))
     .post(
       "/search",
-      ({ auth, body, operationId }) =>
-        performSearch(deps, { orgId: auth.orgId, query: body.query, jurisdictions: body.jurisdictions, topK: body.topK, operationId }),
+      ({ auth, body, operationId, set }) => {
+        // A node of several (PostgreSQL) says how stale its own index may be: 0 when nothing is known to be pending.
+        if (deps.replica) set.headers[INDEX_BEHIND_HEADER] = String(deps.replica.behindMs());
+        return performSearch(deps, { orgId: auth.orgId, query: body.query, jurisdictions: body.jurisdictions, topK: body.topK, operationId });
+      },
       {
         body: SearchBody,
         response: { 200: SearchResponse },

@@ -35,7 +35,7 @@ function refusal(run: () => unknown): { code: string; details?: string } {
 describe("findProvision", () => {
   test("a GDPR article: every passage in document order, cited as the article", () => {
     const org = server.createOrg({ jurisdictions: ["eu"] });
-    const provision = findProvision(server.deps.db, org.orgId, ["eu"], "GDPR Article 33");
+    const provision = findProvision(server.deps.searchIndex.db, org.orgId, ["eu"], "GDPR Article 33");
     expect(provision.citation).toBe("GDPR Article 33");
     expect(provision.source).toBe("Regulation (EU) 2016/679 (General Data Protection Regulation)");
     expect(provision.jurisdictionSlugs).toEqual(["eu"]);
@@ -45,7 +45,7 @@ describe("findProvision", () => {
   });
 
   test("a CFR section, a state section, and a paragraph of one", () => {
-    const db = server.deps.db;
+    const db = server.deps.searchIndex.db;
     const org = server.createOrg({ jurisdictions: ["us", "us-ny"] });
     const cfr = findProvision(db, org.orgId, ["us", "us-ny"], "12 CFR 1003.4");
     expect(cfr.citation).toBe("12 CFR 1003.4");
@@ -63,7 +63,7 @@ describe("findProvision", () => {
   });
 
   test("outside the enabled jurisdictions, unknown, or another instrument named: not_found; no citation: validation_failed", () => {
-    const db = server.deps.db;
+    const db = server.deps.searchIndex.db;
     const org = server.createOrg({ jurisdictions: ["us"] });
     expect(refusal(() => findProvision(db, org.orgId, ["us"], "GDPR Article 33")).code).toBe("not_found");
     expect(refusal(() => findProvision(db, org.orgId, ["us"], "12 CFR 1003.99")).code).toBe("not_found");
@@ -75,7 +75,7 @@ describe("findProvision", () => {
   });
 
   test("an article two instruments share: the one the citation spells out, or validation_failed naming both", async () => {
-    const db = server.deps.db;
+    const db = server.deps.searchIndex.db;
     const org = server.createOrg({ jurisdictions: ["eu"] });
     await indexDocument(server.deps, {
       documentId: "corpus:uk-gdpr-test",
@@ -98,7 +98,7 @@ describe("findProvision", () => {
   });
 
   test("an organisation's own document is read only by that organisation", async () => {
-    const db = server.deps.db;
+    const db = server.deps.searchIndex.db;
     const owner = server.createOrg({ jurisdictions: ["eu"] });
     const stranger = server.createOrg({ jurisdictions: ["eu"] });
     await indexDocument(server.deps, {
@@ -117,17 +117,17 @@ describe("provisionIndex", () => {
     const org = server.createOrg({ jurisdictions: allSlugs });
     let total = 0;
     for (const slug of allSlugs) {
-      const { provisions, truncated } = provisionIndex(server.deps.db, org.orgId, slug);
+      const { provisions, truncated } = provisionIndex(server.deps.searchIndex.db, org.orgId, slug);
       expect(truncated).toBe(false);
       for (const entry of provisions) {
-        const provision = findProvision(server.deps.db, org.orgId, [slug], entry.citation);
+        const provision = findProvision(server.deps.searchIndex.db, org.orgId, [slug], entry.citation);
         expect(provision.citation).toBe(entry.citation);
         expect(provision.passages).toHaveLength(entry.passages);
         total++;
       }
     }
     expect(total).toBe(317);
-    const gdpr = provisionIndex(server.deps.db, org.orgId, "eu").provisions;
+    const gdpr = provisionIndex(server.deps.searchIndex.db, org.orgId, "eu").provisions;
     expect(gdpr[0]).toEqual({ citation: "GDPR Article 1", heading: expect.stringContaining("Subject-matter"), source: expect.any(String), passages: 1 });
   });
 

@@ -55,7 +55,7 @@ export const getProvision = defineTool({
   output: ProvisionSchema,
   readOnly: true,
   run({ deps, orgId }, args) {
-    const provision = findProvision(deps.db, orgId, resolveJurisdictions(deps, orgId), args.citation, "arguments.citation");
+    const provision = findProvision(deps.searchIndex.db, orgId, resolveJurisdictions(deps, orgId), args.citation, "arguments.citation");
     return { structured: { ...provision }, text: renderProvision(provision) };
   },
 });

@@ -80,12 +80,18 @@ export interface FollowOptions {
   onPass?: (report: CatchUpReport, lag: ReplicaLag) => void;
   /** A failed pass (PostgreSQL unreachable): the follower waits a poll interval and tries again. */
   onError?: (error: Error) => void;
+  /** Before each pass: every change committed before this moment is applied once the pass succeeds. */
+  onPassStart?: () => void;
+  /** A change was committed in PostgreSQL (a notification), not yet applied here. */
+  onNotification?: () => void;
 }
 
 export class ReplicaFollower {
   readonly #batch: number;
   readonly #nowMs: () => number;
   #checked = false;
+  /** The pass in progress: passes take turns, so the applied position only ever moves forward. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly sql: SQL,
@@ -127,8 +133,17 @@ export class ReplicaFollower {
     this.#checked = true;
   }
 
-  /** Applies every change committed so far, batch by batch. */
-  async catchUp(): Promise<CatchUpReport> {
+  /** Applies every change committed so far, batch by batch; a call made during a pass waits for it, then makes its own. */
+  catchUp(): Promise<CatchUpReport> {
+    const pass = this.#queue.then(
+      () => this.#catchUpNow(),
+      () => this.#catchUpNow(),
+    );
+    this.#queue = pass.catch(() => undefined);
+    return pass;
+  }
+
+  async #catchUpNow(): Promise<CatchUpReport> {
     await this.check();
     const report: CatchUpReport = { changes: 0, batches: 0, written: 0, unchanged: 0, removed: 0, appliedSeq: this.appliedSeq() };
     for (;;) {
@@ -167,11 +182,13 @@ export class ReplicaFollower {
     let wake = () => {};
     const subscription = await this.sql.listen(REPLICA_CHANNEL, () => {
       notified = true;
+      options.onNotification?.();
       wake();
     });
     try {
       while (!options.signal.aborted) {
         notified = false;
+        options.onPassStart?.();
         try {
           const report = await this.catchUp();
           if (report.written + report.removed > 0) await options.afterChanges?.(report);
