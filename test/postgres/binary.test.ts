@@ -1,6 +1,7 @@
 // The compiled binary against a real PostgreSQL: `regkb migrate` prepares the schema (two at
 // once apply each version once) without ever printing the password, and the commands that
-// cannot use PostgreSQL yet refuse a database URL instead of quietly using SQLite.
+// cannot use PostgreSQL yet refuse a database URL instead of quietly using SQLite; a node
+// does not serve a database whose schema is not this binary's.
 import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,19 +47,20 @@ test("regkb migrate on an unreachable server fails with the URL redacted", () =>
   expect(run.stdout + run.stderr).not.toContain("hunter2");
 });
 
-test("regkb serve with a database URL refuses in one line, exit status 2, before opening anything", () => {
+test("regkb serve on a PostgreSQL database without the schema refuses in one line, naming `regkb migrate`; a command not ported refuses the URL with exit status 2", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "regkb-pg-serve-"));
   try {
-    const run = runBinary(["serve", "--data-dir", dataDir, "--port", "0", "--database-url", pg.url]);
-    expect(run.exitCode).toBe(2);
-    expect(run.stderr).toBe(
-      "regkb serve: a database URL is set (REGKB_DATABASE_URL / --database-url) but serving from PostgreSQL is not available in this version; the schema can be prepared with `regkb migrate`\n",
-    );
-    const viaEnv = runBinary(["org", "list", "--data-dir", dataDir], { env: { REGKB_DATABASE_URL: pg.url } });
+    const empty = await pg.createDatabase();
+    const run = runBinary(["serve", "--data-dir", dataDir, "--port", "0", "--database-url", empty]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toStartWith("regkb serve: PostgreSQL at postgres://regkb_test:***@");
+    expect(run.stderr).toContain(`lacks migrations ${ALL.join(", ")}: run \`regkb migrate --database-url URL\` once, then start the nodes\n`);
+    const viaEnv = runBinary(["corpus", "import", "--sample", "--data-dir", dataDir], { env: { REGKB_DATABASE_URL: pg.url } });
     expect(viaEnv.exitCode).toBe(2);
-    expect(viaEnv.stderr).toContain("regkb org list: a database URL is set");
-    expect(viaEnv.stderr).not.toContain(decodeURIComponent(new URL(pg.url).password));
-    expect(Bun.file(join(dataDir, "regkb.sqlite")).size).toBe(0);
+    expect(viaEnv.stderr).toBe(
+      "regkb corpus import: a database URL is set (REGKB_DATABASE_URL / --database-url) but this command does not work on PostgreSQL in this version (unset it to use the data directory)\n",
+    );
+    for (const output of [run.stdout, run.stderr, viaEnv.stdout, viaEnv.stderr]) expect(output).not.toContain(decodeURIComponent(new URL(pg.url).password));
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

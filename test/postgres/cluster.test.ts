@@ -1,0 +1,125 @@
+// Three `regkb serve` nodes on one PostgreSQL database (issue #17's cluster test): money
+// spent through all of them at once stops at exactly zero, and a node killed mid-work loses
+// nothing: the others finish its runs, each charged once, every hold returned.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Cluster, type ClusterNode } from "../helpers/cluster";
+import { usePostgres } from "../helpers/postgres";
+
+const pg = usePostgres();
+const SEARCH_PENCE = 2;
+
+let cluster: Cluster;
+let nodes: ClusterNode[];
+let sql: ReturnType<typeof pg.connect>;
+
+beforeAll(async () => {
+  cluster = await Cluster.create(pg, {
+    // One warm sandbox per node: executions run on any of them.
+    REGKB_SANDBOX_POOL_SIZE: "1",
+    REGKB_SEARCH_WORKERS: "1",
+    REGKB_RATE_LIMIT_PER_MINUTE: "100000",
+    // Test hook: each keyword of a screening takes 40 ms, a window to kill a node mid-run.
+    REGKB_TEST_HOOK_SCREENING_KEYWORD_DELAY_MS: "40",
+    REGKB_RUN_LEASE_MS: "3000",
+  });
+  nodes = await Promise.all(["a", "b", "c"].map((name) => cluster.start(name)));
+  sql = pg.connect(cluster.url, 2);
+}, 300_000);
+
+afterAll(() => cluster?.stop());
+
+async function ledgerOf(orgId: string): Promise<{ type: string; ref: string | null }[]> {
+  return await sql`SELECT type, ref FROM ledger_entries WHERE org_id = ${orgId} ORDER BY seq`;
+}
+
+async function balanceOf(orgId: string): Promise<{ availablePence: number; heldPence: number }> {
+  const [row] = await sql`SELECT (balance_pence - held_pence)::int AS "availablePence", held_pence::int AS "heldPence" FROM credit_balances WHERE org_id = ${orgId}`;
+  return row;
+}
+
+describe("three nodes on one PostgreSQL database", () => {
+  test("every node searches the same knowledge base and says how stale its index may be", async () => {
+    const { key } = cluster.organisation("Readers", 100);
+    for (const node of nodes) {
+      const reply = await cluster.api(node, key, "/v1/search", { query: "notify the supervisory authority of a personal data breach", topK: 1 });
+      expect(reply.status).toBe(200);
+      expect(reply.body.results[0].citationPath).toContain("Article 33");
+      expect(Number(reply.headers.get("regkb-index-behind-ms"))).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  test("32 clients spread over the nodes spend an organisation's credit to exactly zero, and credits verify passes", async () => {
+    const searches = 150;
+    const { orgId, key } = cluster.organisation("Spenders", searches * SEARCH_PENCE);
+    let served = 0;
+    let refused = 0;
+    const client = async (i: number) => {
+      for (let round = 0; ; round++) {
+        const node = nodes[(i + round) % nodes.length]!;
+        const reply = await cluster.api(node, key, "/v1/search", { query: `capital requirements ${i}`, topK: 1 });
+        if (reply.status === 402) {
+          expect(reply.body.error).toBe("insufficient_credit");
+          refused++;
+          return;
+        }
+        expect(reply.status).toBe(200);
+        served++;
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, (_, i) => client(i)));
+    expect(served).toBe(searches);
+    expect(refused).toBe(32);
+    expect(await balanceOf(orgId)).toEqual({ availablePence: 0, heldPence: 0 });
+    expect(cluster.cli("credits", "verify").ok).toBe(true);
+  }, 300_000);
+
+  test("SIGKILL a node while it runs screenings and executions: the others finish every run once, each charged once, every hold returned", async () => {
+    const { orgId, key } = cluster.organisation("Survivors", 10_000);
+    const victim = nodes[0]!;
+    // 60 keywords × 40 ms: each screening runs for seconds.
+    const keywords = Array.from({ length: 60 }, (_, i) => `breach notification duty ${i}`);
+    const screenings = await Promise.all(Array.from({ length: 4 }, () => cluster.api(victim, key, "/v1/screenings", { keywords })));
+    const executions = await Promise.all(
+      Array.from({ length: 2 }, () => cluster.api(victim, key, "/v1/executions", { code: "total = 0\nfor i in range(30_000_000):\n    total += i\nprint(total)" })),
+    );
+    for (const created of [...screenings, ...executions]) expect(created.status).toBe(202);
+    const runIds = [...screenings, ...executions].map((r) => r.body.id as string);
+
+    // Kill the victim once it holds a lease on at least one screening and one execution.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const held = await sql`SELECT DISTINCT kind FROM runs WHERE lease_owner LIKE ${`%/${victim.pid}/%`} AND status = 'running'`;
+      if (held.length === 2) break;
+      if (Date.now() > deadline) throw new Error(`the victim never held both kinds at once: ${JSON.stringify(held)}`);
+      await Bun.sleep(50);
+    }
+    victim.process.kill("SIGKILL");
+    await victim.process.exited;
+
+    const survivor = nodes[1]!;
+    const finished = Date.now() + 120_000;
+    for (const id of runIds) {
+      const path = screenings.some((s) => s.body.id === id) ? `/v1/screenings/${id}` : `/v1/executions/${id}`;
+      for (;;) {
+        const reply = await cluster.api(survivor, key, path);
+        expect(reply.status).toBe(200);
+        if (reply.body.status === "completed") break;
+        if (reply.body.status === "failed") throw new Error(`run ${id} failed: ${reply.body.error}`);
+        if (Date.now() > finished) throw new Error(`run ${id} never finished: ${JSON.stringify(reply.body).slice(0, 300)}`);
+        await Bun.sleep(200);
+      }
+    }
+
+    const entries = await ledgerOf(orgId);
+    for (const id of runIds) {
+      const own = entries.filter((e) => e.ref === id).map((e) => e.type);
+      // One hold, one settlement, at most one return of the rest: never a second of any.
+      expect(own.filter((t) => t === "reserve")).toHaveLength(1);
+      expect(own.filter((t) => t === "settle")).toHaveLength(1);
+      expect(own.filter((t) => t === "release").length).toBeLessThanOrEqual(1);
+      expect(own.filter((t) => t !== "reserve" && t !== "settle" && t !== "release")).toEqual([]);
+    }
+    expect((await balanceOf(orgId)).heldPence).toBe(0);
+    expect(cluster.cli("credits", "verify").ok).toBe(true);
+  }, 300_000);
+});
