@@ -34,6 +34,8 @@ export class ReplicaNode implements BackgroundService {
   /** Start of the latest pass that succeeded: every change committed before it is in the index. */
   #coveredUntilMs: number | undefined;
   #passStartedMs = 0;
+  /** The latest pass failed (PostgreSQL unreachable): nothing newer than #coveredUntilMs is known. */
+  #failing = false;
   /** First notification since the latest pass started (a change the index may not hold yet). */
   #notifiedAtMs: number | undefined;
   #lastBehindLogMs = 0;
@@ -52,10 +54,11 @@ export class ReplicaNode implements BackgroundService {
   }
 
   /** Applies what has been committed so far (this node's own writes, for read-your-writes). */
-  async catchUp(): Promise<void> {
+  async catchUp(): Promise<CatchUpReport> {
     const startedMs = this.#nowMs();
-    await this.#follower.catchUp();
+    const report = await this.#follower.catchUp();
     this.#coveredUntilMs = Math.max(this.#coveredUntilMs ?? 0, startedMs);
+    return report;
   }
 
   /**
@@ -66,8 +69,7 @@ export class ReplicaNode implements BackgroundService {
   behindMs(): number {
     const now = this.#nowMs();
     const notified = this.#notifiedAtMs === undefined ? 0 : now - this.#notifiedAtMs;
-    const covered = this.#coveredUntilMs === undefined ? now : this.#coveredUntilMs;
-    const failing = this.#passStartedMs > covered ? now - covered : 0;
+    const failing = this.#failing ? now - (this.#coveredUntilMs ?? now) : 0;
     return Math.max(0, notified, failing);
   }
 
@@ -87,11 +89,13 @@ export class ReplicaNode implements BackgroundService {
           this.#notifiedAtMs ??= this.#nowMs();
         },
         onPass: () => {
+          this.#failing = false;
           this.#coveredUntilMs = Math.max(this.#coveredUntilMs ?? 0, this.#passStartedMs);
           if (this.#notifiedAtMs !== undefined && this.#notifiedAtMs <= this.#passStartedMs) this.#notifiedAtMs = undefined;
           this.#warnIfBehind();
         },
         onError: (error) => {
+          this.#failing = true;
           log.warn("replica_pass_failed", { error: error.message.split("\n")[0] });
           this.#warnIfBehind();
         },
