@@ -17,7 +17,8 @@ export function systemRoutes(deps: Deps) {
         const storage = deps.storage.state();
         const ok = databaseOk && storage === "ok";
         set.status = ok ? 200 : 503;
-        return { status: ok ? "ok" : "degraded", version: VERSION, database: databaseOk ? "ok" : "unavailable", storage };
+        const index = deps.replica ? { indexBehindMs: deps.replica.behindMs() } : {};
+        return { status: ok ? "ok" : "degraded", version: VERSION, database: databaseOk ? "ok" : "unavailable", storage, ...index };
       },
       { detail: { hide: true } },
     )

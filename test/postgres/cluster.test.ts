@@ -45,6 +45,9 @@ describe("three nodes on one PostgreSQL database", () => {
       expect(reply.status).toBe(200);
       expect(reply.body.results[0].citationPath).toContain("Article 33");
       expect(Number(reply.headers.get("regkb-index-behind-ms"))).toBeGreaterThanOrEqual(0);
+      const health = await (await fetch(`${node.url}/healthz`)).json();
+      expect(health).toMatchObject({ status: "ok", database: "ok" });
+      expect(health.indexBehindMs).toBeGreaterThanOrEqual(0);
     }
   });
 
