@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { SynchronousMode } from "./db/open";
+import { STATEMENT_TIMEOUT_MS_DEFAULT } from "./db/postgres/sync/handle";
 import type { LogLevel } from "./log";
 import { embedderConfigFromEnv, type EmbedderConfig } from "./embedder-settings";
 
@@ -13,10 +14,11 @@ export interface Config {
   dataDir: string;
   /**
    * PostgreSQL URL (`--database-url`) for the system of record; undefined = the embedded
-   * SQLite database in dataDir. In this version only `regkb migrate`, `migrate-to-postgres`,
-   * `credits verify` and `replica sync` use it.
+   * SQLite database in dataDir (which then holds the search index only).
    */
   databaseUrl: string | undefined;
+  /** With PostgreSQL: the server cancels any statement, and any wait for a lock, after this long. */
+  databaseStatementTimeoutMs: number;
   /**
    * `--init` only (no env var, so it cannot stay set by accident): start a new database even
    * though the data directory already holds another install's documents or cache.
@@ -68,8 +70,8 @@ export interface Config {
    */
   runsPerOrganisationMax: number;
   /**
-   * `regkb replica sync --follow`: the longest wait between two reads of PostgreSQL's passage
-   * change log (a change's notification usually wakes the node sooner).
+   * A node on PostgreSQL (`serve`, `replica sync --follow`): the longest wait between two reads
+   * of PostgreSQL's passage change log (a change's notification usually wakes the node sooner).
    */
   replicaPollMs: number;
   /** Changes a replica applies per batch: one PostgreSQL read and one SQLite transaction each. */
@@ -195,6 +197,7 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     ingestConcurrency: integer(env, "REGKB_INGEST_CONCURRENCY", 1, 1, 64),
     executionConcurrency: integer(env, "REGKB_EXECUTION_CONCURRENCY", 2, 1, 64),
     runsPerOrganisationMax: integer(env, "REGKB_RUNS_PER_ORGANISATION_MAX", 0, 0, 64),
+    databaseStatementTimeoutMs: integer(env, "REGKB_DATABASE_STATEMENT_TIMEOUT_MS", STATEMENT_TIMEOUT_MS_DEFAULT, 100, 600_000),
     replicaPollMs: integer(env, "REGKB_REPLICA_POLL_MS", 500, 50, 60_000),
     replicaBatchChanges: integer(env, "REGKB_REPLICA_BATCH_CHANGES", 500, 1, 500),
     runLeaseMs: integer(env, "REGKB_RUN_LEASE_MS", 30_000, 1_000, 3_600_000),

@@ -68,7 +68,7 @@ export interface DepsOverrides {
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const local = await openDatabase(config.dataDir, config.sqliteSynchronous, { init: config.initDatabase });
-  const db = config.databaseUrl === undefined ? local : openSystemOfRecord(config.databaseUrl, local);
+  const db = config.databaseUrl === undefined ? local : openSystemOfRecord(config, config.databaseUrl, local);
   const embedder = await createEmbedder(config.embedder);
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.logLevel);
@@ -122,9 +122,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   return deps;
 }
 
-function openSystemOfRecord(url: string, local: SqlDatabase): SqlDatabase {
+function openSystemOfRecord(config: Config, url: string, local: SqlDatabase): SqlDatabase {
   try {
-    return openPostgresSystemOfRecord(url);
+    return openPostgresSystemOfRecord(url, config.databaseStatementTimeoutMs);
   } catch (error) {
     local.close();
     throw error;

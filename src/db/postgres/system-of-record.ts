@@ -12,9 +12,9 @@ export class PostgresSchemaMismatch extends Error {
  * and holds exactly the migrations this binary knows. A node never migrates on start: with
  * several nodes, schema changes are an operator's step (`regkb migrate`), not a race.
  */
-export function openPostgresSystemOfRecord(url: string): PostgresHandle {
+export function openPostgresSystemOfRecord(url: string, statementTimeoutMs: number): PostgresHandle {
   const where = redactDatabaseUrl(url);
-  const handle = openPostgresHandle({ url });
+  const handle = openPostgresHandle({ url, statementTimeoutMs });
   try {
     const applied = appliedVersions(handle, where);
     const missing = postgresMigrations.filter((m) => !applied.has(m.version)).map((m) => m.version);
