@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { SqlDatabase } from "../db/sql-database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
 import { grant } from "./ledger";
@@ -7,7 +7,7 @@ import { findOrganisationsDueAllowance, readAllowance } from "./store";
 
 /** What monthly allowances use. */
 export interface GrantDeps {
-  db: Database;
+  db: SqlDatabase;
   clock: Clock;
   log: Logger;
 }

@@ -1,5 +1,5 @@
 import { requireOrganisation } from "../auth/service";
-import type { Database } from "bun:sqlite";
+import type { SqlDatabase } from "../db/sql-database";
 import type { Clock } from "../clock";
 import { validationFailed } from "../errors";
 import { adjust, ENTRY_PENCE_MAX, LedgerInvariantError, topUp, type LedgerEntry } from "./ledger";
@@ -8,7 +8,7 @@ import { findEntryByKey } from "./store";
 
 /** What operator credits and adjustments use. */
 export interface OperatorDeps {
-  db: Database;
+  db: SqlDatabase;
   clock: Clock;
 }
 

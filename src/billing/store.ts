@@ -214,12 +214,13 @@ export function insertOrder(db: SqlDatabase, o: TopUpOrder): void {
   ).run(o.id, o.orgId, o.amountPence, o.currency, o.status, o.checkoutSessionId, o.checkoutUrl, o.createdAtMs, o.updatedAtMs);
 }
 
-export function findOrder(db: SqlDatabase, id: string): TopUpOrder | null {
-  return db.query<TopUpOrder, [string]>(`SELECT ${ORDER_COLUMNS} FROM top_up_orders WHERE id = ?`).get(id);
+/** `lock`: forUpdate(db) to lock the order until the transaction ends, or nothing. */
+export function findOrder(db: SqlDatabase, id: string, lock = ""): TopUpOrder | null {
+  return db.query<TopUpOrder, [string]>(`SELECT ${ORDER_COLUMNS} FROM top_up_orders WHERE id = ?${lock}`).get(id);
 }
 
-export function findOrderBySession(db: SqlDatabase, sessionId: string): TopUpOrder | null {
-  return db.query<TopUpOrder, [string]>(`SELECT ${ORDER_COLUMNS} FROM top_up_orders WHERE checkout_session_id = ?`).get(sessionId);
+export function findOrderBySession(db: SqlDatabase, sessionId: string, lock = ""): TopUpOrder | null {
+  return db.query<TopUpOrder, [string]>(`SELECT ${ORDER_COLUMNS} FROM top_up_orders WHERE checkout_session_id = ?${lock}`).get(sessionId);
 }
 
 export function setOrderCheckout(db: SqlDatabase, id: string, sessionId: string, url: string, nowMs: number): void {

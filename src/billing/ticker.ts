@@ -1,15 +1,18 @@
-import type { Deps } from "../deps";
 import { purgeExpiredIdempotencyKeys } from "../http/idempotency";
 import type { BackgroundService } from "../lifecycle";
-import { grantDueAllowances } from "./grants";
+import { grantDueAllowances, type GrantDeps } from "./grants";
 import { purgeStripeEvents } from "./store";
 import { STRIPE_EVENT_RETENTION_MS } from "./top-ups";
 
 export const BILLING_TICK_MS = 60_000;
 const PURGE_BATCH_MAX = 10_000;
 
-/** Work that must happen without a request: monthly allowances, and forgetting expired idempotency keys and old webhook event ids. */
-export function billingTick(deps: Deps): { grants: number; idempotencyKeysPurged: number; stripeEventsPurged: number } {
+/**
+ * Work that must happen without a request: monthly allowances, and forgetting expired
+ * idempotency keys and old webhook event ids. Every node may tick at once: each allowance is
+ * written once (its ledger key), and a row another node purged first is simply not counted.
+ */
+export function billingTick(deps: GrantDeps): { grants: number; idempotencyKeysPurged: number; stripeEventsPurged: number } {
   const nowMs = deps.clock.nowMs();
   return {
     grants: grantDueAllowances(deps),
@@ -18,7 +21,7 @@ export function billingTick(deps: Deps): { grants: number; idempotencyKeysPurged
   };
 }
 
-export function billingTicker(deps: Deps, intervalMs = BILLING_TICK_MS): BackgroundService {
+export function billingTicker(deps: GrantDeps, intervalMs = BILLING_TICK_MS): BackgroundService {
   let timer: ReturnType<typeof setInterval> | undefined;
   const tick = () => {
     try {

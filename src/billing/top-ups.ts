@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
 import type { Logger } from "../log";
@@ -9,10 +8,11 @@ import { ledgerKeys } from "./ledger-keys";
 import { paymentsUnavailable, type CheckoutSession, type PaymentEvent, type PaymentProvider } from "./payments";
 import * as store from "./store";
 import { immediate } from "../db/transaction";
+import { forUpdate, isRetryableConflict, isUniqueViolation, type SqlDatabase } from "../db/sql-database";
 
 /** What top-ups and the payment webhook use. */
 export interface TopUpDeps {
-  db: Database;
+  db: SqlDatabase;
   clock: Clock;
   log: Logger;
   config: Pick<Config, "publicUrl">;
@@ -25,6 +25,11 @@ export const TOP_UP_PENCE_MAX = 100_000;
 export const WEBHOOK_BODY_BYTES_MAX = 1024 * 1024;
 /** Processed event ids are kept well past Stripe's three days of redelivery (table stripe_events). */
 export const STRIPE_EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+/** Runs of one event's transaction when it loses a race between nodes (PostgreSQL); the rerun finds the winner's record. */
+const EVENT_ATTEMPTS_MAX = 5;
+
+/** Another node recorded the same event id while this transaction decided it: roll back and answer as a redelivery. */
+class EventRecordedMeanwhile extends Error {}
 
 export interface TopUpCheckout {
   orderId: string;
@@ -96,23 +101,39 @@ export async function handlePaymentWebhook(deps: TopUpDeps, rawBody: string, sig
  * One transaction per event: a redelivered event id is answered from stripe_events; a new
  * one is applied and recorded together. Credit is one top_up per order (key topup:<orderId>)
  * for the stored order's amount, so any number of deliveries, in any order, of paid checkout
- * events credit once.
+ * events credit once. On PostgreSQL two nodes may receive one event at once: the one that
+ * records it second rolls back and runs again (as after a deadlock or serialisation failure),
+ * and answers as a redelivery, as on SQLite where the two take turns.
  */
 export function applyPaymentEvent(deps: TopUpDeps, event: PaymentEvent): string {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return applyPaymentEventOnce(deps, event);
+    } catch (error) {
+      const conflict = error instanceof EventRecordedMeanwhile || isRetryableConflict(error) || isUniqueViolation(error);
+      if (deps.db.inTransaction || !conflict || attempt >= EVENT_ATTEMPTS_MAX) throw error;
+    }
+  }
+}
+
+function applyPaymentEventOnce(deps: TopUpDeps, event: PaymentEvent): string {
   const db = deps.db;
   return immediate(db, () => {
     const previous = store.findStripeEventOutcome(db, event.eventId);
     if (previous !== null) return `duplicate event (${previous})`;
     const nowMs = deps.clock.nowMs();
     const { outcome, orderId } = decide(deps, event, nowMs);
-    store.recordStripeEvent(db, { id: event.eventId, type: event.type, orderId, outcome, receivedAtMs: nowMs });
+    const recorded = store.recordStripeEvent(db, { id: event.eventId, type: event.type, orderId, outcome, receivedAtMs: nowMs });
+    if (!recorded) throw new EventRecordedMeanwhile(`event ${event.eventId} was recorded by another node`);
     return outcome;
   });
 }
 
 function decide(deps: TopUpDeps, event: PaymentEvent, nowMs: number): { outcome: string; orderId: string | null } {
   if (event.kind !== "checkout") return { outcome: "ignored: not a checkout event", orderId: null };
-  const order = (event.orderId ? store.findOrder(deps.db, event.orderId) : null) ?? store.findOrderBySession(deps.db, event.sessionId);
+  // Locked (PostgreSQL): another node's event for this order waits, then sees its credit and status.
+  const lock = forUpdate(deps.db);
+  const order = (event.orderId ? store.findOrder(deps.db, event.orderId, lock) : null) ?? store.findOrderBySession(deps.db, event.sessionId, lock);
   if (!order) return { outcome: "ignored: unknown order", orderId: null };
   if (order.checkoutSessionId !== null && order.checkoutSessionId !== event.sessionId) {
     deps.log.warn(`${deps.payments.name}_webhook_session_mismatch`, { orderId: order.id, eventId: event.eventId });

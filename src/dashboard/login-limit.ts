@@ -1,6 +1,13 @@
-import type { Deps } from "../deps";
+import type { Clock } from "../clock";
+import type { SqlDatabase } from "../db/sql-database";
 import { rateLimited } from "../errors";
 import * as store from "./store";
+
+/** What the sign-in limit uses. */
+export interface LoginLimitDeps {
+  db: SqlDatabase;
+  clock: Clock;
+}
 
 /** Failed sign-ins allowed per window before that email, or that address, must wait. */
 export const LOGIN_WINDOW_MS = 15 * 60_000;
@@ -13,7 +20,7 @@ export interface LoginAttempt {
   ipRowId: number;
 }
 
-function tooMany(deps: Deps, subject: string, max: number, nowMs: number): number | null {
+function tooMany(deps: LoginLimitDeps, subject: string, max: number, nowMs: number): number | null {
   const { count, oldestAtMs } = store.countLoginAttempts(deps.db, subject, nowMs - LOGIN_WINDOW_MS);
   if (count < max || oldestAtMs === null) return null;
   return Math.max(1, Math.ceil((oldestAtMs + LOGIN_WINDOW_MS - nowMs) / 1000));
@@ -23,11 +30,13 @@ function tooMany(deps: Deps, subject: string, max: number, nowMs: number): numbe
  * Counts and records the attempt in one write transaction, before the password is
  * verified: parallel attempts queue on the write lock, so at most the limit of them per
  * email and per address are ever verified, and the rest get 429 without touching the
- * password. The attempt counts as a failure unless recordLoginSuccess says otherwise.
+ * password. The attempt counts as a failure unless recordLoginSuccess says otherwise. On
+ * PostgreSQL the transaction first takes the attempts' lock, so nodes take turns here too.
  */
-export function reserveLoginAttempt(deps: Deps, email: string, clientIp: string): LoginAttempt {
+export function reserveLoginAttempt(deps: LoginLimitDeps, email: string, clientIp: string): LoginAttempt {
   const nowMs = deps.clock.nowMs();
   return deps.db.transaction(() => {
+    store.lockLoginAttempts(deps.db);
     // Old rows are useless once outside the window; pruning here keeps the table bounded.
     store.deleteLoginAttemptsBefore(deps.db, nowMs - LOGIN_WINDOW_MS);
     const waitSeconds =
@@ -42,7 +51,7 @@ export function reserveLoginAttempt(deps: Deps, email: string, clientIp: string)
 }
 
 /** The rightful owner signed in: their email's count clears; the address keeps its failures but not this attempt. */
-export function recordLoginSuccess(deps: Deps, email: string, attempt: LoginAttempt): void {
+export function recordLoginSuccess(deps: LoginLimitDeps, email: string, attempt: LoginAttempt): void {
   deps.db.transaction(() => {
     store.clearLoginAttempts(deps.db, `email:${email}`);
     store.deleteLoginAttempt(deps.db, attempt.ipRowId);

@@ -1,5 +1,6 @@
+import type { Clock } from "../clock";
 import type { Config } from "../config";
-import type { Deps } from "../deps";
+import type { SqlDatabase } from "../db/sql-database";
 import { hashesEqual } from "../auth/keys";
 import * as store from "./store";
 
@@ -12,6 +13,13 @@ const COOKIE_VALUE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 export type Session = store.SessionWithUser;
 
+/** What dashboard sessions use. */
+export interface SessionDeps {
+  db: SqlDatabase;
+  clock: Clock;
+  config: Pick<Config, "publicUrl">;
+}
+
 function randomToken(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
 }
@@ -20,12 +28,12 @@ function hashToken(token: string): string {
   return new Bun.CryptoHasher("sha256").update(token).digest("hex");
 }
 
-export function isSecure(config: Config): boolean {
+export function isSecure(config: Pick<Config, "publicUrl">): boolean {
   return config.publicUrl.startsWith("https:");
 }
 
 /** `__Host-` makes the browser refuse the cookie unless it is Secure, host-only and path=/. */
-export function sessionCookieName(config: Config): string {
+export function sessionCookieName(config: Pick<Config, "publicUrl">): string {
   return isSecure(config) ? "__Host-regkb_session" : "regkb_session";
 }
 
@@ -39,13 +47,13 @@ export function readCookie(request: Request, name: string): string | undefined {
   return undefined;
 }
 
-export function cookieHeader(config: Config, name: string, value: string, maxAgeSeconds: number): string {
+export function cookieHeader(config: Pick<Config, "publicUrl">, name: string, value: string, maxAgeSeconds: number): string {
   const attributes = [`${name}=${value}`, "Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${maxAgeSeconds}`];
   if (isSecure(config)) attributes.push("Secure");
   return attributes.join("; ");
 }
 
-export function startSession(deps: Deps, userId: string): { token: string; setCookie: string } {
+export function startSession(deps: SessionDeps, userId: string): { token: string; setCookie: string } {
   const nowMs = deps.clock.nowMs();
   const token = randomToken();
   deps.db.transaction(() => {
@@ -63,7 +71,7 @@ export function startSession(deps: Deps, userId: string): { token: string; setCo
 }
 
 /** The live session named by the request's cookie, or null. Only the cookie counts: never an Authorization header. */
-export function currentSession(deps: Deps, request: Request): Session | null {
+export function currentSession(deps: SessionDeps, request: Request): Session | null {
   const token = readCookie(request, sessionCookieName(deps.config));
   if (!token || !COOKIE_VALUE_PATTERN.test(token)) return null;
   const tokenHash = hashToken(token);
@@ -78,12 +86,12 @@ export function currentSession(deps: Deps, request: Request): Session | null {
   return session;
 }
 
-export function endSession(deps: Deps, session: Session): string {
+export function endSession(deps: SessionDeps, session: Session): string {
   store.deleteSession(deps.db, session.tokenHash);
   return clearSessionCookie(deps.config);
 }
 
-export function clearSessionCookie(config: Config): string {
+export function clearSessionCookie(config: Pick<Config, "publicUrl">): string {
   return cookieHeader(config, sessionCookieName(config), "", 0);
 }
 

@@ -1,6 +1,7 @@
 import { requireOrganisation } from "../auth/service";
 import { KEY_PREFIX } from "../auth/keys";
-import type { Deps } from "../deps";
+import type { Clock } from "../clock";
+import { isUniqueViolation, type SqlDatabase } from "../db/sql-database";
 import { notFound, Refusal, validationFailed } from "../errors";
 import { uuidv7 } from "../ids";
 import { recordLoginSuccess, reserveLoginAttempt } from "./login-limit";
@@ -15,6 +16,12 @@ const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const READABLE = "23456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ";
 /** OWASP's argon2id baseline (19 MiB, 2 passes): costly to guess offline, ~50 ms per sign-in on a small server. */
 const ARGON = { algorithm: "argon2id", memoryCost: 19_456, timeCost: 2 } as const;
+
+/** What users and sign-in use. */
+export interface UserDeps {
+  db: SqlDatabase;
+  clock: Clock;
+}
 
 /** Verified against when the email is unknown, so a miss costs the same time as a wrong password. */
 let decoyHash: Promise<string> | undefined;
@@ -51,10 +58,11 @@ export function passwordProblem(password: string): string | null {
 }
 
 /** Operator action: a user of an organisation with a one-time password they must replace at first sign-in. */
-export async function createUser(deps: Deps, input: { orgId: string; email: string }): Promise<{ id: string; email: string; oneTimePassword: string }> {
+export async function createUser(deps: UserDeps, input: { orgId: string; email: string }): Promise<{ id: string; email: string; oneTimePassword: string }> {
   requireOrganisation(deps, input.orgId);
   const email = requireEmail(input.email);
-  if (store.findUserByEmail(deps.db, email)) throw new Refusal("user_exists", `a user with email ${email} already exists`);
+  const exists = () => new Refusal("user_exists", `a user with email ${email} already exists`);
+  if (store.findUserByEmail(deps.db, email)) throw exists();
   const oneTimePassword = generateOneTimePassword();
   const user: store.UserRow = {
     id: uuidv7(),
@@ -65,12 +73,18 @@ export async function createUser(deps: Deps, input: { orgId: string; email: stri
     createdAtMs: deps.clock.nowMs(),
     lastSignInAtMs: null,
   };
-  store.insertUser(deps.db, user);
+  try {
+    store.insertUser(deps.db, user);
+  } catch (error) {
+    // Created meanwhile (while the password was hashed, or by another node): the same refusal.
+    if (isUniqueViolation(error)) throw exists();
+    throw error;
+  }
   return { id: user.id, email, oneTimePassword };
 }
 
 /** Operator action for a forgotten password: a new one-time password, and every session of the user ends. */
-export async function resetUserPassword(deps: Deps, rawEmail: string): Promise<{ id: string; email: string; oneTimePassword: string }> {
+export async function resetUserPassword(deps: UserDeps, rawEmail: string): Promise<{ id: string; email: string; oneTimePassword: string }> {
   const email = requireEmail(rawEmail);
   const user = store.findUserByEmail(deps.db, email);
   if (!user) throw notFound(`no user with email ${email}`);
@@ -88,7 +102,7 @@ export async function resetUserPassword(deps: Deps, rawEmail: string): Promise<{
  * locked-out guesser learns nothing and parallel guesses cannot overrun the limit; a
  * success then takes its attempt back.
  */
-export async function signIn(deps: Deps, input: { email: string; password: string; clientIp: string }): Promise<store.UserRow> {
+export async function signIn(deps: UserDeps, input: { email: string; password: string; clientIp: string }): Promise<store.UserRow> {
   const email = normaliseEmail(input.email).slice(0, EMAIL_LENGTH_MAX);
   const attempt = reserveLoginAttempt(deps, email, input.clientIp);
   const user = store.findUserByEmail(deps.db, email);
@@ -106,7 +120,7 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
 
 /** A signed-in user replaces their password; other sessions of theirs end. */
 export async function changePassword(
-  deps: Deps,
+  deps: UserDeps,
   input: { userId: string; currentPassword: string; newPassword: string; keepSessionTokenHash: string },
 ): Promise<void> {
   const user = store.findUser(deps.db, input.userId);
