@@ -3,6 +3,7 @@ import { systemClock, type Clock } from "./clock";
 import type { Config } from "./config";
 import { cacheDir, databasePath, openDatabase } from "./db/open";
 import { StorageMonitor } from "./db/storage";
+import { DataDirectoryFiles, type DocumentFiles } from "./documents/document-files";
 import { DocumentFailureLimit } from "./documents/failure-limit";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
 import type { PaymentProvider } from "./billing/payments";
@@ -14,6 +15,7 @@ import { RunEngine } from "./jobs/engine";
 import { createLogger, type Logger } from "./log";
 import { createEmbedder, type Embedder } from "./search/embedder/index";
 import { Lexicon } from "./search/lexicon";
+import { LocalPassageWriter, type PassageWriter } from "./search/passage-writer";
 import { SearchIndex } from "./search/search-index";
 import { VectorSearchPool } from "./search/vector-pool";
 
@@ -34,6 +36,10 @@ export interface Deps {
   pdf: PdfParser;
   /** Uploads that failed on their content, per organisation (REGKB_DOCUMENT_FAILURES_PER_HOUR). */
   documentFailures: DocumentFailureLimit;
+  /** Where uploaded PDFs are kept: the data directory's files, or PostgreSQL's document_files. */
+  documentFiles: DocumentFiles;
+  /** Where documents' passages are written: this node's search index, or PostgreSQL (its replica follows). */
+  passages: PassageWriter;
   /** Card top-ups: hosted checkouts and their signed webhooks (Stripe, when REGKB_STRIPE_SECRET_KEY is set). */
   payments: PaymentProvider;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
@@ -61,6 +67,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = new Metrics();
+  const searchIndex = new SearchIndex(db, embedder);
   return {
     config,
     db,
@@ -70,7 +77,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     storage: new StorageMonitor({ dataDir: config.dataDir, clock, log }),
     rateLimiter: new RateLimiter(config.rateLimitPerMinute),
     embedder,
-    searchIndex: new SearchIndex(db, embedder),
+    searchIndex,
     lexicon: await Lexicon.load(),
     vectorSearchPool:
       config.searchWorkers === 0
@@ -84,6 +91,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
           }),
     pdf: createPdfParser({ childrenMax: config.pdfParsersMax, memoryBytes: config.pdfMemoryBytes }),
     documentFailures: new DocumentFailureLimit(config.documentFailuresPerHour),
+    documentFiles: new DataDirectoryFiles(config.dataDir),
+    passages: new LocalPassageWriter(searchIndex),
     payments: new StripePayments(config, log),
     jobs: new RunEngine({ config, db, clock, log, metrics }),
     sandbox: await SandboxPool.create({
