@@ -1,6 +1,5 @@
 import { billingTicker } from "./billing/ticker";
 import type { Deps } from "./deps";
-import { removeStalePartialFiles } from "./documents/files";
 import type { BackgroundService } from "./lifecycle";
 
 /** The long-lived parts a serving process runs besides HTTP, started in this order and stopped in reverse. */
@@ -8,7 +7,7 @@ export function backgroundServices(deps: Deps): BackgroundService[] {
   const documents: BackgroundService = {
     name: "documents",
     async start() {
-      const removed = removeStalePartialFiles(deps.config.dataDir);
+      const removed = deps.documentFiles.removeStale();
       if (removed > 0) deps.log.info("stale_partial_uploads_removed", { files: removed });
       await deps.pdf.warmUp(deps.config.pdfParsersWarm);
     },

@@ -5,6 +5,7 @@ import { openPostgres } from "./db/postgres/connect";
 import { openPostgresSystemOfRecord } from "./db/postgres/system-of-record";
 import type { SqlDatabase } from "./db/sql-database";
 import { StorageMonitor } from "./db/storage";
+import { DataDirectoryFiles, PostgresDocumentFiles, type DocumentFiles } from "./documents/document-files";
 import { DocumentFailureLimit } from "./documents/failure-limit";
 import { createPdfParser, type PdfParser } from "./documents/pdf/parser";
 import type { PaymentProvider } from "./billing/payments";
@@ -18,6 +19,8 @@ import { createEmbedder, type Embedder } from "./search/embedder/index";
 import { Lexicon } from "./search/lexicon";
 import { maintainSearchIndex } from "./search/maintenance";
 import { ReplicaNode } from "./search/replica/node";
+import { PostgresPassageWriter } from "./search/replica/postgres-passage-writer";
+import { LocalPassageWriter, type PassageWriter } from "./search/passage-writer";
 import { SearchIndex } from "./search/search-index";
 import { VectorSearchPool } from "./search/vector-pool";
 
@@ -43,6 +46,10 @@ export interface Deps {
   pdf: PdfParser;
   /** Uploads that failed on their content, per organisation (REGKB_DOCUMENT_FAILURES_PER_HOUR). */
   documentFailures: DocumentFailureLimit;
+  /** Where uploaded PDFs are kept: the data directory's files, or PostgreSQL's document_files. */
+  documentFiles: DocumentFiles;
+  /** Where documents' passages are written: this node's search index, or PostgreSQL (its replica follows). */
+  passages: PassageWriter;
   /** Card top-ups: hosted checkouts and their signed webhooks (Stripe, when REGKB_STRIPE_SECRET_KEY is set). */
   payments: PaymentProvider;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
@@ -98,6 +105,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
           }),
     pdf: createPdfParser({ childrenMax: config.pdfParsersMax, memoryBytes: config.pdfMemoryBytes }),
     documentFailures: new DocumentFailureLimit(config.documentFailuresPerHour),
+    documentFiles: new DataDirectoryFiles(config.dataDir),
+    passages: new LocalPassageWriter(searchIndex),
     payments: new StripePayments(config, log),
     jobs: new RunEngine({ config, db, clock, log, metrics }),
     sandbox: await SandboxPool.create({
@@ -110,13 +119,22 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   };
   if (config.databaseUrl !== undefined) {
     // Reads of passages and the LISTEN connection; the system of record's writes go through `db`.
-    deps.replica = new ReplicaNode({
+    const replica = new ReplicaNode({
       sql: openPostgres({ url: config.databaseUrl, poolSize: 2 }),
       index: searchIndex,
       log,
       pollMs: config.replicaPollMs,
       batchChangesMax: config.replicaBatchChanges,
       afterChanges: async () => void (await maintainSearchIndex(deps)),
+    });
+    deps.replica = replica;
+    deps.documentFiles = new PostgresDocumentFiles(db);
+    deps.passages = new PostgresPassageWriter({
+      db,
+      embedder,
+      // Read-your-writes: a document is ready once this node's own index holds its passages.
+      afterWrite: async () => void (await replica.catchUp()),
+      onAfterWriteError: (error) => log.warn("replica_catch_up_failed", { error: error.message.split("\n")[0] }),
     });
   }
   return deps;

@@ -4,13 +4,11 @@
  * charge refunded once (key refund:<documentId>). A document deleted mid-way stops the
  * run and leaves no passages behind.
  */
-import type { Database } from "bun:sqlite";
 import { refund } from "../billing/ledger";
 import { ledgerKeys } from "../billing/ledger-keys";
+import type { SqlDatabase } from "../db/sql-database";
 import { RunFailure, type Run, type RunKindSpec } from "../jobs/types";
-import { deleteDocumentChunks, indexDocumentChunks } from "../search/indexing";
 import { chunkPages } from "./chunk";
-import { documentPath } from "./files";
 import { PdfRejectedError } from "./pdf/parser";
 import { DOCUMENT_INGEST_KIND, type DocumentDeps, type DocumentIngestInput } from "./service";
 import * as store from "./store";
@@ -36,7 +34,7 @@ export const NO_TEXT_LAYER_MESSAGE =
 
 const DELETED: DocumentIngestOutput = { deleted: true, chunks: 0 };
 
-export function documentIngestSpec(deps: DocumentDeps): RunKindSpec<DocumentIngestInput, DocumentIngestOutput> {
+export function documentIngestSpec(deps: DocumentDeps): RunKindSpec<DocumentIngestInput, DocumentIngestOutput, SqlDatabase> {
   return {
     kind: DOCUMENT_INGEST_KIND,
     concurrency: deps.config.ingestConcurrency,
@@ -49,7 +47,7 @@ export function documentIngestSpec(deps: DocumentDeps): RunKindSpec<DocumentInge
       const id = run.input.documentId;
       if (!output.deleted && store.markReady(db, id, output.chunks, deps.clock.nowMs())) return;
       // Deleted while the run committed: make sure no passage outlives the row.
-      if (!store.findDocument(db, id)) deleteDocumentChunks(deps, id);
+      if (!store.findDocument(db, id)) deps.passages.deleteDocumentChunks(id);
     },
     onFailed(db, run, error) {
       failDocument(deps, db, run.input.documentId, error);
@@ -57,10 +55,10 @@ export function documentIngestSpec(deps: DocumentDeps): RunKindSpec<DocumentInge
   };
 }
 
-function failDocument(deps: DocumentDeps, db: Database, documentId: string, error: string): void {
+function failDocument(deps: DocumentDeps, db: SqlDatabase, documentId: string, error: string): void {
   const doc = store.findDocument(db, documentId);
   // Passages indexed before the failure (or after a deletion) must not stay searchable.
-  deleteDocumentChunks(deps, documentId);
+  deps.passages.deleteDocumentChunks(documentId);
   if (!doc || !store.markFailed(db, documentId, error, deps.clock.nowMs())) return;
   refund(db, {
     orgId: doc.orgId,
@@ -85,16 +83,16 @@ async function ingest(deps: DocumentDeps, run: Run<DocumentIngestInput, Document
   }, DELETION_POLL_MS);
   const stop = AbortSignal.any([signal, deletion.signal]);
   try {
-    const file = Bun.file(documentPath(deps.config.dataDir, doc.orgId, id));
-    if (!(await file.exists())) {
+    const pdf = await deps.documentFiles.read(doc.orgId, id);
+    if (pdf === null) {
       if (!exists()) return DELETED;
       throw new RunFailure("the stored PDF is missing; the charge has been refunded");
     }
-    const pageTexts = await deps.pdf.extractPageTexts(await file.bytes(), { timeoutMs: deps.config.pdfParseTimeoutMs, signal: stop });
+    const pageTexts = await deps.pdf.extractPageTexts(pdf, { timeoutMs: deps.config.pdfParseTimeoutMs, signal: stop });
     const chunks = chunkPages(doc.filename, pageTexts);
     if (chunks.length === 0) throw new RunFailure(NO_TEXT_LAYER_MESSAGE);
     stop.throwIfAborted();
-    await indexDocumentChunks(deps, {
+    await deps.passages.indexDocumentChunks({
       documentId: id,
       orgId: doc.orgId,
       jurisdictions: doc.jurisdictionSlugs,
@@ -102,13 +100,13 @@ async function ingest(deps: DocumentDeps, run: Run<DocumentIngestInput, Document
       chunks: chunks.map(({ text, citationPath, position }) => ({ text, citationPath, position })),
     });
     if (!exists()) {
-      deleteDocumentChunks(deps, id);
+      deps.passages.deleteDocumentChunks(id);
       return DELETED;
     }
     return { deleted: false, chunks: chunks.length };
   } catch (error) {
     if (deletion.signal.aborted || !exists()) {
-      deleteDocumentChunks(deps, id);
+      deps.passages.deleteDocumentChunks(id);
       return DELETED;
     }
     if (error instanceof PdfRejectedError) {

@@ -2,30 +2,32 @@
  * Documents: upload (count pages, charge, store, queue ingestion), list, read, delete.
  * Ingestion itself is the document_ingest run (ingest.ts).
  */
-import type { Database } from "bun:sqlite";
 import { getBalance } from "../billing/ledger";
 import { ledgerKeys } from "../billing/ledger-keys";
 import { documentPence } from "../billing/pricing";
 import { isoFromMs, type Clock } from "../clock";
 import type { Config } from "../config";
+import type { SqlDatabase } from "../db/sql-database";
+import { immediate } from "../db/transaction";
 import { insufficientCredit, Refusal } from "../errors";
 import { uuidv7 } from "../ids";
 import { createChargedRun, type PaidRunDeps } from "../jobs/paid-run";
-import { deleteDocumentChunks, type IndexingDeps } from "../search/indexing";
+import type { PassageWriter } from "../search/passage-writer";
 import { resolveJurisdictions } from "../search/service";
+import type { DocumentFiles } from "./document-files";
 import type { DocumentFailureLimit } from "./failure-limit";
-import { documentPath, removeDocumentFile, storeDocumentFile } from "./files";
 import { PdfRejectedError, type PdfParser } from "./pdf/parser";
 import * as store from "./store";
 import type { Upload } from "./upload";
 
 export const DOCUMENT_INGEST_KIND = "document_ingest";
 
-/** What documents use: paid runs, the index, the PDF parsers, the failure limit and their settings. */
-export interface DocumentDeps extends PaidRunDeps, IndexingDeps {
-  db: Database;
+/** What documents use: paid runs, where PDFs and passages go, the PDF parsers, the failure limit and their settings. */
+export interface DocumentDeps extends PaidRunDeps {
   clock: Clock;
-  config: Pick<Config, "dataDir" | "pdfParseTimeoutMs" | "ingestConcurrency">;
+  config: Pick<Config, "pdfParseTimeoutMs" | "ingestConcurrency">;
+  documentFiles: DocumentFiles;
+  passages: PassageWriter;
   pdf: PdfParser;
   documentFailures: DocumentFailureLimit;
 }
@@ -99,8 +101,7 @@ export async function createDocument(deps: DocumentDeps, orgId: string, upload: 
   }
 
   const runId = uuidv7();
-  const path = documentPath(config.dataDir, orgId, id);
-  await storeDocumentFile(path, upload.bytes);
+  await deps.documentFiles.stage(orgId, id, upload.bytes);
   let availablePence: number;
   try {
     availablePence = createChargedRun(deps, {
@@ -128,11 +129,12 @@ export async function createDocument(deps: DocumentDeps, orgId: string, upload: 
           runId,
           createdAtMs: nowMs,
         });
+        deps.documentFiles.write(db, orgId, id, upload.bytes);
         return getBalance(db, orgId).availablePence;
       },
     });
   } catch (error) {
-    removeDocumentFile(path);
+    deps.documentFiles.remove(orgId, id);
     throw error;
   }
   return { id, status: "processing", filename: upload.filename, pages, creditsChargedPence: amountPence, availablePence };
@@ -142,11 +144,11 @@ function createdView(row: store.DocumentRow, availablePence: number): CreatedDoc
   return { id: row.id, status: row.status, filename: row.filename, pages: row.pages, creditsChargedPence: row.creditsChargedPence, availablePence };
 }
 
-export function listDocuments(deps: { db: Database }, orgId: string): DocumentView[] {
+export function listDocuments(deps: { db: SqlDatabase }, orgId: string): DocumentView[] {
   return store.listOrgDocuments(deps.db, orgId, store.DOCUMENTS_LIST_MAX).map(toView);
 }
 
-export function getDocument(deps: { db: Database }, orgId: string, id: string): DocumentView | null {
+export function getDocument(deps: { db: SqlDatabase }, orgId: string, id: string): DocumentView | null {
   const row = store.findOrgDocument(deps.db, orgId, id);
   return row ? toView(row) : null;
 }
@@ -156,16 +158,15 @@ export function getDocument(deps: { db: Database }, orgId: string, id: string): 
  * An ingestion still running notices the row is gone, stops its parser and removes
  * anything it indexed meanwhile (ingest.ts). False when there was nothing to delete.
  */
-export function deleteDocument(deps: { db: Database; config: Pick<Config, "dataDir">; searchIndex: IndexingDeps["searchIndex"] }, orgId: string, id: string): boolean {
-  const row = store.findOrgDocument(deps.db, orgId, id);
+export function deleteDocument(deps: { db: SqlDatabase; documentFiles: DocumentFiles; passages: PassageWriter }, orgId: string, id: string): boolean {
+  const { db } = deps;
+  const row = store.findOrgDocument(db, orgId, id);
   if (!row) return false;
-  const deleted = deps.db
-    .transaction(() => {
-      if (!store.deleteDocumentRow(deps.db, id)) return false;
-      deleteDocumentChunks(deps, id);
-      return true;
-    })
-    .immediate();
-  if (deleted) removeDocumentFile(documentPath(deps.config.dataDir, row.orgId, id));
+  const deleted = immediate(db, () => {
+    if (!store.deleteDocumentRow(db, id)) return false;
+    deps.passages.deleteDocumentChunks(id);
+    return true;
+  });
+  if (deleted) deps.documentFiles.remove(row.orgId, id);
   return deleted;
 }

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { isPostgres, type SqlDatabase } from "../db/sql-database";
 
 export type DocumentStatus = "processing" | "ready" | "failed";
 
@@ -21,9 +21,10 @@ export interface DocumentRow {
 
 type StoredRow = Omit<DocumentRow, "jurisdictionSlugs"> & { jurisdictionSlugs: string };
 
-const COLUMNS = `id, org_id AS orgId, filename, status, jurisdiction_slugs AS jurisdictionSlugs, pages,
-  size_bytes AS sizeBytes, sha256, credits_charged_pence AS creditsChargedPence, run_id AS runId,
-  chunk_count AS chunkCount, error, created_at_ms AS createdAtMs, completed_at_ms AS completedAtMs`;
+// Aliases quoted: PostgreSQL folds unquoted ones to lower case.
+const COLUMNS = `id, org_id AS "orgId", filename, status, jurisdiction_slugs AS "jurisdictionSlugs", pages,
+  size_bytes AS "sizeBytes", sha256, credits_charged_pence AS "creditsChargedPence", run_id AS "runId",
+  chunk_count AS "chunkCount", error, created_at_ms AS "createdAtMs", completed_at_ms AS "completedAtMs"`;
 
 /** Newest first; the list endpoint is bounded by this. */
 export const DOCUMENTS_LIST_MAX = 1000;
@@ -32,7 +33,7 @@ function fromStored(row: StoredRow): DocumentRow {
   return { ...row, jurisdictionSlugs: JSON.parse(row.jurisdictionSlugs) as string[] };
 }
 
-export function insertDocument(db: Database, doc: Omit<DocumentRow, "chunkCount" | "error" | "completedAtMs">): void {
+export function insertDocument(db: SqlDatabase, doc: Omit<DocumentRow, "chunkCount" | "error" | "completedAtMs">): void {
   db.query(
     `INSERT INTO documents (id, org_id, filename, status, jurisdiction_slugs, pages, size_bytes, sha256,
        credits_charged_pence, run_id, created_at_ms)
@@ -52,27 +53,29 @@ export function insertDocument(db: Database, doc: Omit<DocumentRow, "chunkCount"
   );
 }
 
-export function findDocument(db: Database, id: string): DocumentRow | null {
+export function findDocument(db: SqlDatabase, id: string): DocumentRow | null {
   const row = db.query<StoredRow, [string]>(`SELECT ${COLUMNS} FROM documents WHERE id = ?`).get(id);
   return row ? fromStored(row) : null;
 }
 
-export function findOrgDocument(db: Database, orgId: string, id: string): DocumentRow | null {
+export function findOrgDocument(db: SqlDatabase, orgId: string, id: string): DocumentRow | null {
   const row = db.query<StoredRow, [string, string]>(`SELECT ${COLUMNS} FROM documents WHERE id = ? AND org_id = ?`).get(id, orgId);
   return row ? fromStored(row) : null;
 }
 
-export function listOrgDocuments(db: Database, orgId: string, limit: number): DocumentRow[] {
+/** Ties in time go by id in byte order on both engines, whatever PostgreSQL's collation. */
+export function listOrgDocuments(db: SqlDatabase, orgId: string, limit: number): DocumentRow[] {
+  const id = isPostgres(db) ? `id COLLATE "C"` : "id";
   return db
     .query<StoredRow, [string, number]>(
-      `SELECT ${COLUMNS} FROM documents WHERE org_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ?`,
+      `SELECT ${COLUMNS} FROM documents WHERE org_id = ? ORDER BY created_at_ms DESC, ${id} DESC LIMIT ?`,
     )
     .all(orgId, limit)
     .map(fromStored);
 }
 
 /** processing → ready; false when the document is gone or already finished. */
-export function markReady(db: Database, id: string, chunkCount: number, nowMs: number): boolean {
+export function markReady(db: SqlDatabase, id: string, chunkCount: number, nowMs: number): boolean {
   return (
     db
       .query("UPDATE documents SET status = 'ready', chunk_count = ?, completed_at_ms = ? WHERE id = ? AND status = 'processing'")
@@ -81,7 +84,7 @@ export function markReady(db: Database, id: string, chunkCount: number, nowMs: n
 }
 
 /** processing → failed; false when the document is gone or already finished. */
-export function markFailed(db: Database, id: string, error: string, nowMs: number): boolean {
+export function markFailed(db: SqlDatabase, id: string, error: string, nowMs: number): boolean {
   return (
     db
       .query("UPDATE documents SET status = 'failed', error = ?, completed_at_ms = ? WHERE id = ? AND status = 'processing'")
@@ -89,6 +92,6 @@ export function markFailed(db: Database, id: string, error: string, nowMs: numbe
   );
 }
 
-export function deleteDocumentRow(db: Database, id: string): boolean {
+export function deleteDocumentRow(db: SqlDatabase, id: string): boolean {
   return db.query("DELETE FROM documents WHERE id = ?").run(id).changes === 1;
 }

@@ -1,5 +1,6 @@
 /** SQL for the passages themselves (search_chunks) and their citation keys. */
 import type { Database } from "bun:sqlite";
+import type { SqlDatabase } from "../db/sql-database";
 import { placeholders } from "./sql";
 
 export interface ChunkRow {
@@ -33,7 +34,7 @@ export function jurisdictionsOfRow(row: Pick<ChunkRow, "jurisdiction_slugs">): s
   return JSON.parse(row.jurisdiction_slugs) as string[];
 }
 
-export function chunksOfDocument(db: Database, documentId: string): Pick<ChunkRow, "id" | "position" | "content_hash">[] {
+export function chunksOfDocument(db: SqlDatabase, documentId: string): Pick<ChunkRow, "id" | "position" | "content_hash">[] {
   return db
     .query<Pick<ChunkRow, "id" | "position" | "content_hash">, [string]>(
       "SELECT id, position, content_hash FROM search_chunks WHERE document_id = ? ORDER BY position",
@@ -144,7 +145,7 @@ export function citationLookup(db: Database, keys: readonly string[], scopes: re
     .all(...keys, ...scopes);
 }
 
-export function jurisdictionNames(db: Database): Map<string, string> {
+export function jurisdictionNames(db: SqlDatabase): Map<string, string> {
   const rows = db.query<{ slug: string; name: string }, []>("SELECT slug, name FROM jurisdictions").all();
   return new Map(rows.map((r) => [r.slug, r.name]));
 }

@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { citationKeysOfPath } from "./citations";
 import { chunkIdAt, chunksOfDocument, deleteChunkRow, insertChunkRow, insertCitationKeys, jurisdictionNames, loadChunks, type NewChunk } from "./chunk-store";
+import type { Embedder } from "./embedder/types";
 import { deleteFtsRow, insertFtsRow, type FtsText } from "./fts-store";
 import type { Centroids } from "./ivf";
 import { embeddingText, ftsText } from "./passage-text";
@@ -53,7 +54,26 @@ export async function indexDocument(deps: IndexingDeps, input: IndexDocumentInpu
   index.assertReady();
   const { db } = index;
   const names = jurisdictionNames(db);
-  const wanted = input.passages.map((p): NewChunk => {
+  const wanted = chunksToIndex(input);
+  const existing = new Map(chunksOfDocument(db, input.documentId).map((c) => [c.position, c]));
+  const changed = wanted.filter((w) => existing.get(w.position)?.content_hash !== w.contentHash);
+  const wantedPositions = new Set(wanted.map((w) => w.position));
+  const changedPositions = new Set(changed.map((c) => c.position));
+  const stale = [...existing.values()].filter((e) => !wantedPositions.has(e.position) || changedPositions.has(e.position));
+
+  const vectors = await embedChunks(index.embedder, changed, names);
+  db.transaction(() => {
+    for (const s of stale) deleteChunk(db, s.id);
+    const centroids = index.centroids.current();
+    changed.forEach((c, i) => insertChunk(db, centroids, c, ftsText(c, names), citationKeysOfPath(c.citationPath), vectors[i]!));
+  }).immediate();
+  const removed = [...existing.keys()].filter((p) => !wantedPositions.has(p)).length;
+  return { added: changed.length, unchanged: wanted.length - changed.length, removed };
+}
+
+/** A document's passages as the index holds them, each with its content hash. */
+export function chunksToIndex(input: IndexDocumentInput): NewChunk[] {
+  return input.passages.map((p): NewChunk => {
     const base = {
       documentId: input.documentId,
       ownerOrgId: input.ownerOrgId,
@@ -67,37 +87,40 @@ export async function indexDocument(deps: IndexingDeps, input: IndexDocumentInpu
     };
     return { ...base, contentHash: contentHash(base) };
   });
-  const existing = new Map(chunksOfDocument(db, input.documentId).map((c) => [c.position, c]));
-  const changed = wanted.filter((w) => existing.get(w.position)?.content_hash !== w.contentHash);
-  const wantedPositions = new Set(wanted.map((w) => w.position));
-  const changedPositions = new Set(changed.map((c) => c.position));
-  const stale = [...existing.values()].filter((e) => !wantedPositions.has(e.position) || changedPositions.has(e.position));
-
-  const vectors: Float32Array[] = [];
-  for (let i = 0; i < changed.length; i += EMBED_BATCH_TEXTS) {
-    const batch = changed.slice(i, i + EMBED_BATCH_TEXTS);
-    vectors.push(...(await index.embedder.embed(batch.map((c) => embeddingText(c.heading, c.content, c.jurisdictions, names)))));
-  }
-  db.transaction(() => {
-    for (const s of stale) deleteChunk(db, s.id);
-    const centroids = index.centroids.current();
-    changed.forEach((c, i) => insertChunk(db, centroids, c, ftsText(c, names), citationKeysOfPath(c.citationPath), vectors[i]!));
-  }).immediate();
-  const removed = [...existing.keys()].filter((p) => !wantedPositions.has(p)).length;
-  return { added: changed.length, unchanged: wanted.length - changed.length, removed };
 }
 
-/** Contract for the documents capability: an organisation's uploaded document becomes searchable. */
-export async function indexDocumentChunks(
-  deps: IndexingDeps,
-  input: { documentId: string; orgId: string; jurisdictions: string[]; source: string; chunks: { text: string; citationPath: string; position: number }[] },
-): Promise<void> {
-  await indexDocument(deps, {
+/** Each passage's vector, in order: its embeddingText (jurisdiction `names` by slug) embedded in batches. */
+export async function embedChunks(embedder: Embedder, chunks: readonly NewChunk[], names: Map<string, string>): Promise<Float32Array[]> {
+  const vectors: Float32Array[] = [];
+  for (let i = 0; i < chunks.length; i += EMBED_BATCH_TEXTS) {
+    const batch = chunks.slice(i, i + EMBED_BATCH_TEXTS);
+    vectors.push(...(await embedder.embed(batch.map((c) => embeddingText(c.heading, c.content, c.jurisdictions, names)))));
+  }
+  return vectors;
+}
+
+/** An organisation's uploaded document, as the documents capability hands it over. */
+export interface DocumentChunksInput {
+  documentId: string;
+  orgId: string;
+  jurisdictions: string[];
+  source: string;
+  chunks: { text: string; citationPath: string; position: number }[];
+}
+
+/** The index's input for an uploaded document. */
+export function documentChunksInput(input: DocumentChunksInput): IndexDocumentInput {
+  return {
     documentId: input.documentId,
     ownerOrgId: input.orgId,
     jurisdictions: input.jurisdictions,
     passages: input.chunks.map((c) => ({ source: input.source, citationPath: c.citationPath, text: c.text, position: c.position })),
-  });
+  };
+}
+
+/** Contract for the documents capability: an organisation's uploaded document becomes searchable. */
+export async function indexDocumentChunks(deps: IndexingDeps, input: DocumentChunksInput): Promise<void> {
+  await indexDocument(deps, documentChunksInput(input));
 }
 
 /** Removes every passage of a document (vectors, BM25 rows, citation keys). */
