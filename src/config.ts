@@ -165,19 +165,23 @@ function embedderConfig(env: Env): EmbedderConfig {
   }
 }
 
+/** A PostgreSQL bytea value holds at most 1 GB (2^30 − 1 bytes): a PDF kept in document_files must fit. */
+const POSTGRES_UPLOAD_BYTES_MAX = 1024 * MIB - 1;
+
 export function loadConfig(env: Env, flags: Flags = {}): Config {
   const host = flags.host ?? optional(env, "REGKB_HOST") ?? "127.0.0.1";
   const port = flags.port ?? integer(env, "REGKB_PORT", 8080, 0, 65535);
+  const postgresUrl = databaseUrl(env, flags.databaseUrl);
   return {
     dataDir: resolve(flags.dataDir ?? optional(env, "REGKB_DATA_DIR") ?? "regkb-data"),
-    databaseUrl: databaseUrl(env, flags.databaseUrl),
+    databaseUrl: postgresUrl,
     initDatabase: flags.init === true,
     host,
     port,
     logLevel: oneOf(env, "REGKB_LOG_LEVEL", "info", ["info", "warn", "error", "silent"] as const),
     sqliteSynchronous: oneOf(env, "REGKB_SQLITE_SYNCHRONOUS", "full", ["full", "normal"] as const),
     rateLimitPerMinute: integer(env, "REGKB_RATE_LIMIT_PER_MINUTE", 0, 0, 1_000_000),
-    maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, 1024 * MIB),
+    maxUploadBytes: integer(env, "REGKB_MAX_UPLOAD_BYTES", 50 * MIB, 1024, postgresUrl === undefined ? 1024 * MIB : POSTGRES_UPLOAD_BYTES_MAX),
     pdfParseTimeoutMs: integer(env, "REGKB_PDF_PARSE_TIMEOUT_MS", 60_000, 100, 600_000),
     pdfParsersMax: integer(env, "REGKB_PDF_PARSERS", 2, 1, 16),
     pdfParsersWarm: integer(env, "REGKB_PDF_PARSERS_WARM", 1, 0, 16),

@@ -58,3 +58,14 @@ test("REGKB_DATABASE_URL: a postgres URL is taken, the flag wins, anything else 
     }
   }
 });
+
+test("with a database URL an upload must fit one PostgreSQL bytea (at most 2^30 − 1 bytes); without one, 1 GiB is allowed", () => {
+  const gib = String(1024 * 1024 * 1024);
+  expect(loadConfig({ REGKB_MAX_UPLOAD_BYTES: gib }).maxUploadBytes).toBe(1024 * 1024 * 1024);
+  expect(() => loadConfig({ REGKB_MAX_UPLOAD_BYTES: gib, REGKB_DATABASE_URL: "postgres://a:b@h/d" })).toThrow(
+    "REGKB_MAX_UPLOAD_BYTES must be an integer from 1024 to 1073741823",
+  );
+  expect(loadConfig({ REGKB_MAX_UPLOAD_BYTES: String(1024 * 1024 * 1024 - 1), REGKB_DATABASE_URL: "postgres://a:b@h/d" }).maxUploadBytes).toBe(1024 * 1024 * 1024 - 1);
+  expect(loadConfig({ REGKB_DATABASE_STATEMENT_TIMEOUT_MS: "250" }).databaseStatementTimeoutMs).toBe(250);
+  expect(() => loadConfig({ REGKB_DATABASE_STATEMENT_TIMEOUT_MS: "50" })).toThrow(ConfigError);
+});
