@@ -114,8 +114,8 @@ ingestion and is refunded: there is no OCR; it does not count towards that limit
     )
     .delete(
       "/documents/:id",
-      ({ auth, params }) => {
-        if (!deleteDocument(deps, auth.orgId, params.id)) throw notFound("no such document");
+      async ({ auth, params }) => {
+        if (!(await deleteDocument(deps, auth.orgId, params.id))) throw notFound("no such document");
         return { deleted: true as const, id: params.id };
       },
       {

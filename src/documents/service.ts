@@ -158,7 +158,8 @@ export function getDocument(deps: { db: SqlDatabase }, orgId: string, id: string
  * An ingestion still running notices the row is gone, stops its parser and removes
  * anything it indexed meanwhile (ingest.ts). False when there was nothing to delete.
  */
-export function deleteDocument(deps: { db: SqlDatabase; documentFiles: DocumentFiles; passages: PassageWriter }, orgId: string, id: string): boolean {
+/** Resolves once the document is gone from the system of record and from this node's own index. */
+export async function deleteDocument(deps: { db: SqlDatabase; documentFiles: DocumentFiles; passages: PassageWriter }, orgId: string, id: string): Promise<boolean> {
   const { db } = deps;
   const row = store.findOrgDocument(db, orgId, id);
   if (!row) return false;
@@ -167,6 +168,8 @@ export function deleteDocument(deps: { db: SqlDatabase; documentFiles: DocumentF
     deps.passages.deleteDocumentChunks(id);
     return true;
   });
-  if (deleted) deps.documentFiles.remove(row.orgId, id);
-  return deleted;
+  if (!deleted) return false;
+  deps.documentFiles.remove(row.orgId, id);
+  await deps.passages.settled();
+  return true;
 }

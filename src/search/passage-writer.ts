@@ -11,6 +11,8 @@ export interface PassageWriter {
   indexDocumentChunks(input: DocumentChunksInput): Promise<void>;
   /** Removes every passage of the document. Synchronous: it runs inside a run's completion transaction. */
   deleteDocumentChunks(documentId: string): void;
+  /** Resolves once this node's own index reflects every write made so far (after a deletion commits). */
+  settled(): Promise<void>;
 }
 
 /** A single node: the passages go straight into its search index (indexing.ts). */
@@ -24,4 +26,6 @@ export class LocalPassageWriter implements PassageWriter {
   deleteDocumentChunks(documentId: string): void {
     deleteDocumentChunks({ searchIndex: this.searchIndex }, documentId);
   }
+
+  async settled(): Promise<void> {}
 }

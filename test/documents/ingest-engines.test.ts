@@ -144,8 +144,8 @@ forEachEngine((current, engineName) => describe("documents", () => {
   });
 
   test("deleting the document removes its row, its PDF and its passages, here and on this node", async () => {
-    expect(deleteDocument(deps, orgId, readyId)).toBe(true);
-    expect(deleteDocument(deps, orgId, readyId)).toBe(false);
+    expect(await deleteDocument(deps, orgId, readyId)).toBe(true);
+    expect(await deleteDocument(deps, orgId, readyId)).toBe(false);
     expect(getDocument({ db: engine.db }, orgId, readyId)).toBeNull();
     expect(await deps.documentFiles.read(orgId, readyId)).toBeNull();
     expect(passageCounts(readyId)[0]).toBe(0);

@@ -2,6 +2,7 @@
 // spent through all of them at once stops at exactly zero, and a node killed mid-work loses
 // nothing: the others finish its runs, each charged once, every hold returned.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { Cluster, type ClusterNode } from "../helpers/cluster";
 import { usePostgres } from "../helpers/postgres";
 
@@ -35,6 +36,46 @@ async function ledgerOf(orgId: string): Promise<{ type: string; ref: string | nu
 async function balanceOf(orgId: string): Promise<{ availablePence: number; heldPence: number }> {
   const [row] = await sql`SELECT (balance_pence - held_pence)::int AS "availablePence", held_pence::int AS "heldPence" FROM credit_balances WHERE org_id = ${orgId}`;
   return row;
+}
+
+const REAL_PDF_DIR = join(import.meta.dir, "..", "..", "..", "shared", "corpus", "pdfs-real");
+
+async function upload(node: ClusterNode, key: string, file: string): Promise<string> {
+  const form = new FormData();
+  form.append("file", new File([await Bun.file(join(REAL_PDF_DIR, file)).bytes()], file, { type: "application/pdf" }));
+  const res = await fetch(`${node.url}/v1/documents`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+  const body = await res.json();
+  expect(res.status, JSON.stringify(body)).toBe(202);
+  return body.id;
+}
+
+async function untilDocument(node: ClusterNode, key: string, id: string, wanted: string): Promise<any> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const reply = await cluster.api(node, key, `/v1/documents/${id}`);
+    if (reply.body.document?.status === wanted) return reply.body.document;
+    if (reply.body.document?.status === "failed") throw new Error(`document ${id} failed: ${reply.body.document.error}`);
+    if (Date.now() > deadline) throw new Error(`document ${id} never ${wanted}: ${JSON.stringify(reply.body).slice(0, 300)}`);
+    await Bun.sleep(100);
+  }
+}
+
+const PDF = "iowa_715c.pdf";
+
+/** Whether the organisation's document `filename` is among the results of `query` on `node`. */
+async function findsDocument(node: ClusterNode, key: string, query: string, filename: string): Promise<boolean> {
+  const reply = await cluster.api(node, key, "/v1/search", { query, topK: 10 });
+  expect(reply.status).toBe(200);
+  return reply.body.results.some((r: { source?: string }) => r.source === filename);
+}
+
+/** Polls `condition` (a functional deadline, not a speed target: scale-out.md gives the measured figures). */
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
 }
 
 describe("three nodes on one PostgreSQL database", () => {
@@ -76,7 +117,25 @@ describe("three nodes on one PostgreSQL database", () => {
     expect(cluster.cli("credits", "verify").ok).toBe(true);
   }, 300_000);
 
-  test("SIGKILL a node while it runs screenings and executions: the others finish every run once, each charged once, every hold returned", async () => {
+  test("a document uploaded through one node is searchable on the others; deleted through another, it is gone from every node", async () => {
+    const { key } = cluster.organisation("Documents", 10_000);
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
+    const query = "Iowa notification of a breach of security of personal information";
+    const id = await upload(a, key, PDF);
+    await untilDocument(a, key, id, "ready");
+    // The uploading node's own index has the passages once the document is ready.
+    expect(await findsDocument(a, key, query, PDF)).toBe(true);
+    for (const node of [b, c]) await until(() => findsDocument(node, key, query, PDF), `${PDF} on node ${node.name}`);
+    const deleted = await fetch(`${b.url}/v1/documents/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${key}` } });
+    expect(deleted.status).toBe(200);
+    // The deleting node answers once its own index no longer holds it.
+    expect(await findsDocument(b, key, query, PDF)).toBe(false);
+    for (const node of [a, c]) await until(async () => !(await findsDocument(node, key, query, PDF)), `${PDF} gone from node ${node.name}`);
+    const [{ n }] = await sql`SELECT count(*)::int AS n FROM search_chunks WHERE document_id = ${id}`;
+    expect(n).toBe(0);
+  }, 300_000);
+
+  test("SIGKILL a node while it runs screenings, executions and ingestions: the others finish every run once, each charged once, every hold returned", async () => {
     const { orgId, key } = cluster.organisation("Survivors", 10_000);
     const victim = nodes[0]!;
     // 60 keywords × 40 ms: each screening runs for seconds.
@@ -88,14 +147,12 @@ describe("three nodes on one PostgreSQL database", () => {
     for (const created of [...screenings, ...executions]) expect(created.status).toBe(202);
     const runIds = [...screenings, ...executions].map((r) => r.body.id as string);
 
-    // Kill the victim once it holds a lease on at least one screening and one execution.
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const held = await sql`SELECT DISTINCT kind FROM runs WHERE lease_owner LIKE ${`%/${victim.pid}/%`} AND status = 'running'`;
-      if (held.length === 2) break;
-      if (Date.now() > deadline) throw new Error(`the victim never held both kinds at once: ${JSON.stringify(held)}`);
-      await Bun.sleep(50);
-    }
+    const victimHolds = async (): Promise<string[]> =>
+      (await sql`SELECT DISTINCT kind FROM runs WHERE lease_owner LIKE ${`%/${victim.pid}/%`} AND status = 'running' ORDER BY kind`).map((r: { kind: string }) => r.kind);
+    await until(async () => (await victimHolds()).length === 2, "the victim to run a screening and an execution");
+    // Ingestion is the shortest: uploaded once the others run, and the victim is killed while it ingests.
+    const documents = await Promise.all(["wisconsin_134.pdf", "minnesota_325E.61.pdf"].map((file) => upload(victim, key, file)));
+    await until(async () => (await victimHolds()).length === 3, "the victim to hold a screening, an execution and an ingestion at once");
     victim.process.kill("SIGKILL");
     await victim.process.exited;
 
@@ -113,7 +170,19 @@ describe("three nodes on one PostgreSQL database", () => {
       }
     }
 
+    for (const id of documents) {
+      await untilDocument(survivor, key, id, "ready");
+      // One set of passages, whichever node wrote them (an attempt cut short left none behind).
+      const [{ n, recorded }] = await sql`SELECT (SELECT count(*)::int FROM search_chunks WHERE document_id = ${id}) AS n, chunk_count AS recorded FROM documents WHERE id = ${id}`;
+      expect(n).toBeGreaterThan(0);
+      expect(n).toBe(recorded);
+    }
+
     const entries = await ledgerOf(orgId);
+    for (const id of documents) {
+      // Charged once up front, never refunded: the ingestion finished elsewhere.
+      expect(entries.filter((e) => e.ref === id).map((e) => e.type)).toEqual(["settle"]);
+    }
     for (const id of runIds) {
       const own = entries.filter((e) => e.ref === id).map((e) => e.type);
       // One hold, one settlement, at most one return of the rest: never a second of any.

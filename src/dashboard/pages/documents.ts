@@ -121,9 +121,9 @@ export function documentsDeleteConfirm(deps: Deps) {
 }
 
 export function documentsDelete(deps: Deps) {
-  return authedPost(deps, (req) => {
+  return authedPost(deps, async (req) => {
     const id = req.url.pathname.split("/")[2] ?? "";
-    const deleted = isUuid(id) && deleteDocument(deps, req.session.orgId, id);
+    const deleted = isUuid(id) && (await deleteDocument(deps, req.session.orgId, id));
     return redirect(deleted ? "/documents?deleted=1" : "/documents");
   });
 }

@@ -60,6 +60,10 @@ export class PostgresPassageWriter implements PassageWriter {
       this.options.afterWrite().catch((error: Error) => this.options.onAfterWriteError(error));
     });
   }
+
+  settled(): Promise<void> {
+    return this.options.afterWrite();
+  }
 }
 
 /** Rounds of embed-then-write at most; each further round follows another attempt's concurrent write. */
