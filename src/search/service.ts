@@ -3,7 +3,7 @@
  * documents, and jurisdiction resolution. No billing here: callers charge. Stage one is
  * candidates.ts, stage two rerank.ts; indexing is indexing.ts, upgrades maintenance.ts.
  */
-import type { Database } from "bun:sqlite";
+import { isPostgres, type SqlDatabase } from "../db/sql-database";
 import { invalidJurisdictions } from "../errors";
 import { gatherCandidates } from "./candidates";
 import { jurisdictionsOfRow } from "./chunk-store";
@@ -17,9 +17,11 @@ import type { SearchTrace } from "./trace";
 import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "./tuning";
 
 /** Default: every jurisdiction enabled for the organisation; otherwise each must be enabled. */
-export function resolveJurisdictions(deps: { db: Database }, orgId: string, requested?: string[]): string[] {
+export function resolveJurisdictions(deps: { db: SqlDatabase }, orgId: string, requested?: string[]): string[] {
+  // Byte order on both engines, whatever PostgreSQL's collation: the list is stored with a screening.
+  const order = isPostgres(deps.db) ? `slug COLLATE "C"` : "slug";
   const enabled = deps.db
-    .query<{ slug: string }, [string]>("SELECT slug FROM organisation_jurisdictions WHERE org_id = ? ORDER BY slug")
+    .query<{ slug: string }, [string]>(`SELECT slug FROM organisation_jurisdictions WHERE org_id = ? ORDER BY ${order}`)
     .all(orgId)
     .map((r) => r.slug);
   if (requested === undefined) return enabled;
