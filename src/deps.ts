@@ -81,6 +81,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = new Metrics();
   const searchIndex = new SearchIndex(local, embedder);
+  // With PostgreSQL: reads of passages, and the LISTEN connections of the replica and the run engine; the system of record's statements go through `db`.
+  const postgres = config.databaseUrl === undefined ? undefined : openPostgres({ url: config.databaseUrl, poolSize: 2 });
   const deps: Deps = {
     config,
     db,
@@ -108,7 +110,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     documentFiles: new DataDirectoryFiles(config.dataDir),
     passages: new LocalPassageWriter(searchIndex),
     payments: new StripePayments(config, log),
-    jobs: new RunEngine({ config, db, clock, log, metrics }),
+    jobs: new RunEngine({ config, db, clock, log, metrics, listener: postgres }),
     sandbox: await SandboxPool.create({
       size: config.sandboxPoolSize,
       cacheDir: cacheDir(config.dataDir),
@@ -117,10 +119,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       log,
     }),
   };
-  if (config.databaseUrl !== undefined) {
-    // Reads of passages and the LISTEN connection; the system of record's writes go through `db`.
+  if (postgres !== undefined) {
     const replica = new ReplicaNode({
-      sql: openPostgres({ url: config.databaseUrl, poolSize: 2 }),
+      sql: postgres,
       index: searchIndex,
       log,
       pollMs: config.replicaPollMs,

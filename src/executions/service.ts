@@ -1,6 +1,6 @@
-import type { Database } from "bun:sqlite";
 import { executionCostPence, executionReservePence } from "../billing/pricing";
 import type { Config } from "../config";
+import type { SqlDatabase } from "../db/sql-database";
 import { notFound, Refusal } from "../errors";
 import { isUuid } from "../ids";
 import { reservedRunKind, type PaidRunDeps } from "../jobs/paid-run";
@@ -77,7 +77,7 @@ export function createExecution(
 }
 
 /** The organisation's execution; an unknown, malformed or another organisation's id is 404. */
-export function getExecution(deps: { db: Database }, orgId: string, id: string): Execution {
+export function getExecution(deps: { db: SqlDatabase }, orgId: string, id: string): Execution {
   const run = isUuid(id) ? (findRun(deps.db, { id, orgId, kind: EXECUTION_RUN_KIND }) as Run<ExecutionInput, ExecutionOutput> | undefined) : undefined;
   if (!run) throw notFound(`execution ${id.slice(0, 64)} does not exist`);
   return {
@@ -98,7 +98,7 @@ export function getExecution(deps: { db: Database }, orgId: string, id: string):
  * 124, a crash it provoked) completes the run and is charged by wall-clock time; only a
  * platform failure before the code started fails it, uncharged.
  */
-export function executionRunKind(deps: ExecutionDeps): RunKindSpec<ExecutionInput, ExecutionOutput> {
+export function executionRunKind(deps: ExecutionDeps): RunKindSpec<ExecutionInput, ExecutionOutput, SqlDatabase> {
   return {
     kind: EXECUTION_RUN_KIND,
     concurrency: deps.config.executionConcurrency,

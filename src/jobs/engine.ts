@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { SQL } from "bun";
 import type { SqlDatabase } from "../db/sql-database";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
@@ -8,9 +8,10 @@ import type { BackgroundService } from "../lifecycle";
 import { leaseOwnerIsDead, newLeaseOwner } from "./lease-owner";
 import * as store from "./store";
 import { RunFailure, type Run, type RunKindSpec } from "./types";
+import { RUNS_CHANNEL } from "./wake-ups";
 
-/** Fallback look for pending runs that no wake() announced (runs created by another process). */
-const POLL_INTERVAL_MS = 1_000;
+/** Fallback look for pending runs that no wake() or notification announced (runs created by another process). */
+const POLL_INTERVAL_MS_DEFAULT = 1_000;
 /** Default bound on one attempt of a run. */
 export const RUN_TIMEOUT_MS_DEFAULT = 15 * 60_000;
 export const RUN_TIMEOUT_MS_MAX = 6 * 60 * 60_000;
@@ -33,13 +34,21 @@ interface KindState<Db extends SqlDatabase> {
   wakeQueued: boolean;
 }
 
-/** `db` is bun:sqlite's Database unless an engine runs on the PostgreSQL handle (whose kinds then take it too). */
-export interface RunEngineDeps<Db extends SqlDatabase = Database> {
+/** `db`: the system of record, bun:sqlite's Database or the PostgreSQL handle (the kinds take the same). */
+export interface RunEngineDeps<Db extends SqlDatabase = SqlDatabase> {
   config: Pick<Config, "runLeaseMs" | "runMaxAttempts" | "shutdownTimeoutMs" | "runsPerOrganisationMax">;
   db: Db;
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /** How often to look for runs nobody announced, and to recover dead workers' runs; default 1 s. */
+  pollIntervalMs?: number;
+  /**
+   * On PostgreSQL: a connection of the engine's own (Bun.sql) on which it LISTENs for
+   * other nodes' new runs (announceRun) and wakes that kind's workers at once. Polling
+   * still finds what a lost notification announced. The caller opens and closes it.
+   */
+  listener?: Pick<SQL, "listen">;
 }
 
 /**
@@ -48,7 +57,7 @@ export interface RunEngineDeps<Db extends SqlDatabase = Database> {
  * leases while they work, returns runs of dead workers to pending (failing them after
  * max attempts) and commits each outcome together with its money in one transaction.
  */
-export class RunEngine<Db extends SqlDatabase = Database> implements BackgroundService {
+export class RunEngine<Db extends SqlDatabase = SqlDatabase> implements BackgroundService {
   readonly name = "runs";
   /** This engine's identity in `runs.lease_owner`. */
   readonly owner = newLeaseOwner();
@@ -57,6 +66,7 @@ export class RunEngine<Db extends SqlDatabase = Database> implements BackgroundS
   private renewTimer: ReturnType<typeof setInterval> | undefined;
   private tickTimer: ReturnType<typeof setInterval> | undefined;
   private lastRecoveryMs = Number.NEGATIVE_INFINITY;
+  private listening: Promise<(() => Promise<void>) | undefined> | undefined;
   private readonly durations;
   private readonly recovered;
 
@@ -98,16 +108,28 @@ export class RunEngine<Db extends SqlDatabase = Database> implements BackgroundS
     }
   }
 
-  /** Recovers runs left behind by dead workers, then starts claiming. */
-  start(): void {
+  /** Recovers runs left behind by dead workers, then starts claiming (and listening, given a listener). */
+  async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     this.recoverAll();
     this.renewTimer = setInterval(() => this.renew(), Math.max(100, Math.floor(this.deps.config.runLeaseMs / 3)));
-    this.tickTimer = setInterval(() => this.tick(), POLL_INTERVAL_MS);
+    this.tickTimer = setInterval(() => this.tick(), this.deps.pollIntervalMs ?? POLL_INTERVAL_MS_DEFAULT);
     this.renewTimer.unref();
     this.tickTimer.unref();
     for (const kind of this.kinds.keys()) this.wake(kind);
+    if (this.deps.listener) await (this.listening = this.listen(this.deps.listener));
+  }
+
+  /** Subscribes to announced runs; without the subscription (PostgreSQL unreachable) polling finds them. */
+  private async listen(listener: Pick<SQL, "listen">): Promise<(() => Promise<void>) | undefined> {
+    try {
+      const subscription = await listener.listen(RUNS_CHANNEL, (kind) => this.wake(kind));
+      return () => subscription.unlisten();
+    } catch (error) {
+      this.deps.log.error("run_listen_failed", { message: messageOf(error) });
+      return undefined;
+    }
   }
 
   /**
@@ -118,6 +140,9 @@ export class RunEngine<Db extends SqlDatabase = Database> implements BackgroundS
     if (!this.started) return;
     this.started = false;
     clearInterval(this.tickTimer);
+    const unlisten = await this.listening;
+    this.listening = undefined;
+    await unlisten?.().catch((error: unknown) => this.deps.log.error("run_unlisten_failed", { message: messageOf(error) }));
     const inFlight = () => [...this.kinds.values()].flatMap((k) => [...k.inFlight.values()]);
     let graceTimer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([

@@ -1,5 +1,6 @@
 import { forUpdate, isPostgres, type SqlDatabase } from "../db/sql-database";
 import type { Run, RunStatus } from "./types";
+import { announceRun } from "./wake-ups";
 
 /** Bound on a run's JSON input, so one request cannot bloat the table. */
 export const RUN_INPUT_BYTES_MAX = 1024 * 1024;
@@ -42,7 +43,8 @@ function toRun(row: RunRow): Run {
 /**
  * Inserts a pending run. Call it inside the caller's transaction, next to the ledger
  * reserve or charge, so the hold and the run exist together or not at all; then call
- * `deps.jobs.wake(kind)` after the commit.
+ * `deps.jobs.wake(kind)` after the commit. On PostgreSQL the commit also wakes other
+ * nodes' engines (announceRun).
  */
 export function createRun(
   db: SqlDatabase,
@@ -55,6 +57,7 @@ export function createRun(
   db.query(
     `INSERT INTO runs (id, org_id, kind, status, input_json, created_at_ms) VALUES (?, ?, ?, 'pending', ?, ?)`,
   ).run(run.id, run.orgId, run.kind, inputJson, run.createdAtMs);
+  announceRun(db, run.kind);
 }
 
 /** The run with this id, only when it belongs to `orgId` and is of `kind` (anything else reads as missing). */

@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { SqlDatabase } from "../db/sql-database";
 
 export type RunStatus = "pending" | "running" | "completed" | "failed";
@@ -30,7 +29,7 @@ export interface Run<Input = unknown, Output = unknown> {
  * money are committed exactly once (the status change is conditional on still holding
  * the lease, and every ledger step has a unique key).
  */
-export interface RunKindSpec<Input = unknown, Output = unknown, Db extends SqlDatabase = Database> {
+export interface RunKindSpec<Input = unknown, Output = unknown, Db extends SqlDatabase = SqlDatabase> {
   kind: string;
   /** Runs of this kind executing at once in this process. */
   concurrency: number;

@@ -1,7 +1,7 @@
-import type { Database } from "bun:sqlite";
 import { screeningPence, screeningPriceText } from "../billing/pricing";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
+import type { SqlDatabase } from "../db/sql-database";
 import { notFound } from "../errors";
 import { isUuid } from "../ids";
 import { reservedRunKind, type PaidRunDeps } from "../jobs/paid-run";
@@ -19,7 +19,6 @@ export const SCREENING_TOP_K_DEFAULT = 5;
 
 /** What screenings use: paid runs, the search, and their settings. */
 export interface ScreeningDeps extends PaidRunDeps, SearchDeps {
-  db: Database;
   clock: Clock;
   config: Pick<Config, "screeningConcurrency" | "testHookScreeningKeywordDelayMs">;
 }
@@ -84,7 +83,7 @@ export function createScreening(
 }
 
 /** The organisation's screening; an unknown, malformed or another organisation's id is 404. */
-export function getScreening(deps: { db: Database }, orgId: string, id: string): Screening {
+export function getScreening(deps: { db: SqlDatabase }, orgId: string, id: string): Screening {
   const run = isUuid(id) ? (findRun(deps.db, { id, orgId, kind: SCREENING_RUN_KIND }) as Run<ScreeningInput, ScreeningOutput> | undefined) : undefined;
   if (!run) throw notFound(`screening ${id.slice(0, 64)} does not exist`);
   return {
@@ -104,7 +103,7 @@ export function getScreening(deps: { db: Database }, orgId: string, id: string):
  * One keyword at a time, yielding to the event loop between them, so HTTP requests and
  * lease renewal interleave with a 100-keyword run (each search is a few ms of CPU).
  */
-export function screeningRunKind(deps: ScreeningDeps): RunKindSpec<ScreeningInput, ScreeningOutput> {
+export function screeningRunKind(deps: ScreeningDeps): RunKindSpec<ScreeningInput, ScreeningOutput, SqlDatabase> {
   const delayMs = deps.config.testHookScreeningKeywordDelayMs;
   return {
     kind: SCREENING_RUN_KIND,

@@ -18,6 +18,7 @@ import { DEFAULT_SEARCH_TUNING, type SearchTuning } from "./tuning";
 
 /** Default: every jurisdiction enabled for the organisation; otherwise each must be enabled. */
 export function resolveJurisdictions(deps: { db: SqlDatabase }, orgId: string, requested?: string[]): string[] {
+  // Byte order on both engines, whatever PostgreSQL's collation: the list is stored with a screening.
   const enabled = deps.db
     .query<{ slug: string }, [string]>(`SELECT slug FROM organisation_jurisdictions WHERE org_id = ? ORDER BY ${byteOrder(deps.db, "slug")}`)
     .all(orgId)

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { SqlDatabase } from "../../src/db/sql-database";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { hostname } from "node:os";
@@ -63,7 +63,7 @@ function kind(overrides: Partial<RunKindSpec<{ n: number }, { doubled: number }>
   };
 }
 
-function record(db: Database, run: Run, outcome: string, detail: string): void {
+function record(db: SqlDatabase, run: Run, outcome: string, detail: string): void {
   db.query("INSERT INTO outcomes (run_id, outcome, detail) VALUES (?, ?, ?)").run(run.id, outcome, detail);
 }
 

@@ -108,7 +108,7 @@ export class ReplicaNode implements BackgroundService {
     await this.#following;
   }
 
-  /** Stops following and closes the PostgreSQL connections. */
+  /** Stops following and closes `sql` (the run engine listens on it too: close once the engine has stopped). */
   async close(): Promise<void> {
     await this.stop();
     await this.options.sql.close();
