@@ -3,6 +3,7 @@
 // nothing: the others finish its runs, each charged once, every hold returned.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { CHOSEN_PASSWORD, DashboardClient, csrfOnPasswordPage } from "../dashboard/client";
 import { Cluster, type ClusterNode } from "../helpers/cluster";
 import { usePostgres } from "../helpers/postgres";
 
@@ -117,6 +118,27 @@ describe("three nodes on one PostgreSQL database", () => {
     expect(await balanceOf(orgId)).toEqual({ availablePence: 0, heldPence: 0 });
     expect(cluster.cli("credits", "verify").ok).toBe(true);
   }, 300_000);
+
+  test("a dashboard session begun on one node is honoured by the others; signed out on one, it ends on all", async () => {
+    const { orgId } = cluster.organisation("Dashboard", 0);
+    const user = cluster.cli("user", "create", "--org", orgId, "--email", "analyst@example.com");
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
+    const onA = new DashboardClient(a.url);
+    expect((await onA.signIn("analyst@example.com", user.oneTimePassword)).status).toBe(303);
+    // The same browser, sent by the load balancer to another node each time.
+    const onB = new DashboardClient(b.url);
+    for (const [name, value] of onA.cookies) onB.cookies.set(name, value);
+    const csrf = await csrfOnPasswordPage(onB);
+    const changed = await onB.request("/password", { form: { _csrf: csrf, current: user.oneTimePassword, new: CHOSEN_PASSWORD, confirm: CHOSEN_PASSWORD } });
+    expect(changed.status).toBe(303);
+    const onC = new DashboardClient(c.url);
+    for (const [name, value] of onB.cookies) onC.cookies.set(name, value);
+    expect((await onC.text("/jurisdictions")).status).toBe(200);
+    expect((await onC.request("/logout", { form: { _csrf: await onC.csrf() } })).status).toBe(303);
+    const afterSignOut = await onA.request("/jurisdictions");
+    expect(afterSignOut.status).toBe(303);
+    expect(afterSignOut.headers.get("location")).toStartWith("/login");
+  }, 120_000);
 
   test("a document uploaded through one node is searchable on the others; deleted through another, it is gone from every node", async () => {
     const { key } = cluster.organisation("Documents", 10_000);
