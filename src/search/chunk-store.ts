@@ -47,29 +47,32 @@ export function chunkIdAt(db: Database, documentId: string, position: number): n
   return db.query<{ id: number }, [string, number]>("SELECT id FROM search_chunks WHERE document_id = ? AND position = ?").get(documentId, position)?.id;
 }
 
+/** A passage's stored fields, in the order of CHUNK_ROW_COLUMNS: the one row shape on both engines. */
+export const CHUNK_ROW_COLUMNS = "document_id, owner_org_id, position, source, citation_path, heading, title, content, jurisdiction_slugs, content_hash";
+
+export function chunkRowValues(chunk: NewChunk): (string | number | null)[] {
+  return [
+    chunk.documentId,
+    chunk.ownerOrgId,
+    chunk.position,
+    chunk.source,
+    chunk.citationPath,
+    chunk.heading,
+    chunk.title,
+    chunk.content,
+    JSON.stringify(chunk.jurisdictions),
+    chunk.contentHash,
+  ];
+}
+
 /**
  * The passage's row; its BM25 row, citation keys and vectors are written beside it (see
  * indexing.ts). `id`: the system of record's id (a replica keeps PostgreSQL's), else a new one.
  */
 export function insertChunkRow(db: Database, chunk: NewChunk, id: number | null = null): number {
   const { lastInsertRowid } = db
-    .query(
-      `INSERT INTO search_chunks (id, document_id, owner_org_id, position, source, citation_path, heading, title, content, jurisdiction_slugs, content_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      id,
-      chunk.documentId,
-      chunk.ownerOrgId,
-      chunk.position,
-      chunk.source,
-      chunk.citationPath,
-      chunk.heading,
-      chunk.title,
-      chunk.content,
-      JSON.stringify(chunk.jurisdictions),
-      chunk.contentHash,
-    );
+    .query(`INSERT INTO search_chunks (id, ${CHUNK_ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .run(id, ...chunkRowValues(chunk));
   return Number(lastInsertRowid);
 }
 

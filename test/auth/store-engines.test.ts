@@ -11,20 +11,11 @@ import {
   type AuthDeps,
 } from "../../src/auth/service";
 import * as store from "../../src/auth/store";
-import { Refusal } from "../../src/errors";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
+import { refusalOf } from "../helpers/refusal";
 
 const MINUTE_MS = 60_000;
 
-function refusalOf(fn: () => unknown): { status: number; code: string } {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof Refusal) return { status: error.status, code: error.code };
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
 
 forEachEngine((current) => {
   let engine: TestEngine;
@@ -46,7 +37,7 @@ forEachEngine((current) => {
     expect(store.listOrganisations(engine.db, 10_000).map((o) => o.id)).toContain(org.id);
   });
 
-  test("organisations list oldest first with ties broken by id, up to the limit", () => {
+  test("organisations list oldest first with ties broken by id, up to the limit", async () => {
     const firstMs = nowMs + 1_000;
     for (const n of [3, 2, 1]) {
       store.insertOrganisation(engine.db, { id: `list-order-${n}`, name: `Org ${n}`, monthlyAllowancePence: 0, createdAtMs: n === 3 ? firstMs : firstMs + 1 });
@@ -58,9 +49,9 @@ forEachEngine((current) => {
     expect(store.findOrganisation(engine.db, "list-order-1")?.monthlyAllowancePence).toBe(900);
   });
 
-  test("unknown jurisdictions are refused and nothing is written", () => {
+  test("unknown jurisdictions are refused and nothing is written", async () => {
     const before = store.listOrganisations(engine.db, 10_000).length;
-    expect(refusalOf(() => createOrganisation(deps, { name: "Bad", jurisdictions: ["uk-fca", "mars"] }))).toEqual({
+    expect(await refusalOf(() => createOrganisation(deps, { name: "Bad", jurisdictions: ["uk-fca", "mars"] }))).toEqual({
       status: 400,
       code: "invalid_jurisdictions",
     });
@@ -68,7 +59,7 @@ forEachEngine((current) => {
     expect(store.findUnknownJurisdictions(engine.db, ["eu-eba", "mars", "venus"])).toEqual(["mars", "venus"]);
   });
 
-  test("jurisdictions are replaced as a whole, sorted; an unknown organisation is 404", () => {
+  test("jurisdictions are replaced as a whole, sorted; an unknown organisation is 404", async () => {
     const org = createOrganisation(deps, { name: "Switcher", jurisdictions: ["uk-fca"] });
     expect(setOrganisationJurisdictions(deps, org.id, ["uk-fca", "eu-eba"])).toEqual(["eu-eba", "uk-fca"]);
     expect(store.listEnabledJurisdictions(engine.db, org.id)).toEqual([
@@ -77,10 +68,10 @@ forEachEngine((current) => {
     ]);
     expect(setOrganisationJurisdictions(deps, org.id, [])).toEqual([]);
     expect(store.listEnabledJurisdictions(engine.db, org.id)).toEqual([]);
-    expect(refusalOf(() => setOrganisationJurisdictions(deps, "no-such-org", ["uk-fca"]))).toEqual({ status: 404, code: "not_found" });
+    expect(await refusalOf(() => setOrganisationJurisdictions(deps, "no-such-org", ["uk-fca"]))).toEqual({ status: 404, code: "not_found" });
     // A failed replacement leaves the previous set as it was.
     setOrganisationJurisdictions(deps, org.id, ["uk-fca"]);
-    expect(refusalOf(() => setOrganisationJurisdictions(deps, org.id, ["eu-eba", "mars"])).code).toBe("invalid_jurisdictions");
+    expect((await refusalOf(() => setOrganisationJurisdictions(deps, org.id, ["eu-eba", "mars"]))).code).toBe("invalid_jurisdictions");
     expect(store.listEnabledJurisdictions(engine.db, org.id).map((j) => j.slug)).toEqual(["uk-fca"]);
   });
 
@@ -90,7 +81,7 @@ forEachEngine((current) => {
     expect(store.listJurisdictions(engine.db).find((j) => j.slug === "xx-tmp")).toEqual({ slug: "xx-tmp", name: "New", description: "new" });
   });
 
-  test("keys: created, found by hash and id, listed newest first, every field as written", () => {
+  test("keys: created, found by hash and id, listed newest first, every field as written", async () => {
     const org = createOrganisation(deps, { name: "Keyholder" });
     const first = createApiKey(deps, { orgId: org.id, name: "ci" });
     nowMs += 1;
@@ -112,28 +103,28 @@ forEachEngine((current) => {
       [second.id, "default"],
       [first.id, "ci"],
     ]);
-    expect(refusalOf(() => createApiKey(deps, { orgId: "no-such-org" }))).toEqual({ status: 404, code: "not_found" });
+    expect(await refusalOf(() => createApiKey(deps, { orgId: "no-such-org" }))).toEqual({ status: 404, code: "not_found" });
   });
 
-  test("keys created in the same millisecond list by id, newest first", () => {
+  test("keys created in the same millisecond list by id, newest first", async () => {
     const org = createOrganisation(deps, { name: "Same instant" });
     const ids = Array.from({ length: 3 }, () => createApiKey(deps, { orgId: org.id }).id);
     expect(store.listApiKeys(engine.db, org.id).map((k) => k.id)).toEqual([...ids].sort().reverse());
   });
 
-  test("a key is revoked once, then refused; another organisation cannot revoke it", () => {
+  test("a key is revoked once, then refused; another organisation cannot revoke it", async () => {
     const org = createOrganisation(deps, { name: "Revoker" });
     const other = createOrganisation(deps, { name: "Other" });
     const key = createApiKey(deps, { orgId: org.id });
     expect(authenticateApiKey(deps, `Bearer ${key.key}`)).toEqual({ orgId: org.id, keyId: key.id });
-    expect(refusalOf(() => revokeApiKey(deps, key.id, other.id))).toEqual({ status: 404, code: "not_found" });
+    expect(await refusalOf(() => revokeApiKey(deps, key.id, other.id))).toEqual({ status: 404, code: "not_found" });
     const revokedAtMs = nowMs;
     revokeApiKey(deps, key.id, org.id);
     expect(store.findApiKey(engine.db, key.id)?.revokedAtMs).toBe(revokedAtMs);
     nowMs += 5;
     expect(store.revokeApiKey(engine.db, key.id, nowMs)).toBe(false);
     expect(store.findApiKey(engine.db, key.id)?.revokedAtMs).toBe(revokedAtMs);
-    expect(refusalOf(() => authenticateApiKey(deps, `Bearer ${key.key}`))).toEqual({ status: 401, code: "unauthorized" });
+    expect(await refusalOf(() => authenticateApiKey(deps, `Bearer ${key.key}`))).toEqual({ status: 401, code: "unauthorized" });
   });
 
   test("last used is written on first use and then at most once a minute", () => {

@@ -11,10 +11,10 @@ import { findEntryByKey, findOrder, findStripeEventOutcome, recordStripeEvent } 
 import { paymentEvent, StripePayments } from "../../src/billing/stripe";
 import { billingTick } from "../../src/billing/ticker";
 import { applyPaymentEvent, createTopUp, handlePaymentWebhook, STRIPE_EVENT_RETENTION_MS, type TopUpDeps } from "../../src/billing/top-ups";
-import { Refusal } from "../../src/errors";
 import { createLogger } from "../../src/log";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
 import { startFakeStripe, stripeSignature, type FakeStripe } from "../helpers/fake-stripe";
+import { refusalOf } from "../helpers/refusal";
 
 const WEBHOOK_SECRET = "whsec_engines_test";
 const DAY_MS = 86_400_000;
@@ -25,15 +25,6 @@ beforeAll(() => {
 });
 afterAll(() => fake.stop());
 
-async function refusalOf(fn: () => unknown): Promise<{ status: number; code: string }> {
-  try {
-    await fn();
-  } catch (error) {
-    if (error instanceof Refusal) return { status: error.status, code: error.code };
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
 
 forEachEngine((current) => {
   let engine: TestEngine;

@@ -8,18 +8,10 @@ import * as store from "../../src/dashboard/store";
 import { changePassword, createUser, resetUserPassword, signIn } from "../../src/dashboard/users";
 import { Refusal } from "../../src/errors";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
+import { refusalOf } from "../helpers/refusal";
 
 const MINUTE_MS = 60_000;
 
-async function refusalOf(fn: () => unknown): Promise<{ status: number; code: string }> {
-  try {
-    await fn();
-  } catch (error) {
-    if (error instanceof Refusal) return { status: error.status, code: error.code };
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
 
 /** A request carrying the session cookie, as a browser sends it. */
 const withCookie = (token: string) => new Request("http://localhost/", { headers: { cookie: `other=1; regkb_session=${token}` } });

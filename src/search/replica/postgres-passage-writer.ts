@@ -7,7 +7,7 @@
  */
 import { forUpdate, type SqlDatabase } from "../../db/sql-database";
 import { immediate } from "../../db/transaction";
-import { chunksOfDocument, jurisdictionNames, type NewChunk } from "../chunk-store";
+import { CHUNK_ROW_COLUMNS, chunkRowValues, chunksOfDocument, jurisdictionNames, type NewChunk } from "../chunk-store";
 import type { Embedder } from "../embedder/types";
 import { chunksToIndex, documentChunksInput, embedChunks, type DocumentChunksInput } from "../indexing";
 import type { PassageWriter } from "../passage-writer";
@@ -117,22 +117,8 @@ function deletePassage(db: SqlDatabase, id: number): void {
 
 function insertPassage(db: SqlDatabase, chunk: NewChunk, vector: Float32Array): void {
   const { id } = db
-    .query<{ id: number }, (string | number | null)[]>(
-      `INSERT INTO search_chunks (document_id, owner_org_id, position, source, citation_path, heading, title, content, jurisdiction_slugs, content_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    )
-    .get(
-      chunk.documentId,
-      chunk.ownerOrgId,
-      chunk.position,
-      chunk.source,
-      chunk.citationPath,
-      chunk.heading,
-      chunk.title,
-      chunk.content,
-      JSON.stringify(chunk.jurisdictions),
-      chunk.contentHash,
-    )!;
+    .query<{ id: number }, (string | number | null)[]>(`INSERT INTO search_chunks (${CHUNK_ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+    .get(...chunkRowValues(chunk))!;
   db.query("INSERT INTO search_chunk_vectors (chunk_id, embedding) VALUES (?, ?)").run(id, littleEndianBytes(vector));
 }
 
