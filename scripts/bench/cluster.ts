@@ -150,10 +150,14 @@ interface CpuSnapshot {
 
 async function snapshot(nodes: Node[], admin: SQL | undefined, database: string | undefined): Promise<CpuSnapshot> {
   const pids = admin && database ? await postgresPids(admin, database) : { backends: [], shared: [] };
-  const read = (list: number[], children = false) => new Map(list.flatMap((pid) => {
-    const ms = processCpuMs(pid, children);
-    return ms === undefined ? [] : [[pid, ms] as const];
-  }));
+  const read = (list: number[], children = false): Map<number, number> => {
+    const byPid = new Map<number, number>();
+    for (const pid of list) {
+      const ms = processCpuMs(pid, children);
+      if (ms !== undefined) byPid.set(pid, ms);
+    }
+    return byPid;
+  };
   const usage = process.cpuUsage();
   return {
     // A node's children (PDF parsers, none here) count as the node's.
@@ -166,7 +170,7 @@ async function snapshot(nodes: Node[], admin: SQL | undefined, database: string 
   };
 }
 
-/** CPU ms between two snapshots, summed over processes; a process that ended in between counts what it had at the start. */
+/** CPU ms between two snapshots, summed over processes: one gone by the end counts nothing (the nodes' connections live throughout). */
 function spent(before: Map<number, number>, after: Map<number, number>): number {
   let ms = 0;
   for (const [pid, end] of after) ms += end - (before.get(pid) ?? 0);
