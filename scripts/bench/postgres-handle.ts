@@ -15,16 +15,14 @@
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { charge, topUp } from "../../src/billing/ledger";
-import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { openDatabase } from "../../src/db/open";
 import { openPostgres } from "../../src/db/postgres/connect";
 import { migratePostgres } from "../../src/db/postgres/migrate";
 import { openPostgresHandle } from "../../src/db/postgres/sync/handle";
 import type { SqlDatabase } from "../../src/db/sql-database";
-import { uuidv7 } from "../../src/ids";
 import { testServerUrl } from "../../test/helpers/postgres";
 import { tempDir } from "../../test/helpers/server";
+import { chargeRepeatedly, fundedOrganisation } from "./charges";
 
 const { values: args } = parseArgs({ options: { statements: { type: "string", default: "5000" }, charges: { type: "string", default: "2000" } } });
 const STATEMENTS = Number(args.statements);
@@ -35,13 +33,9 @@ function microseconds(startMs: number, n: number): string {
 }
 
 function chargesPerSecond(db: SqlDatabase, label: string): void {
-  const orgId = uuidv7();
-  db.query("INSERT INTO organisations (id, name, monthly_allowance_pence, created_at_ms) VALUES (?, ?, 0, ?)").run(orgId, label, Date.now());
-  topUp(db, { orgId, amountPence: 1_000_000, key: ledgerKeys.operatorTopUp(orgId, "bench"), description: "bench", nowMs: Date.now() });
+  const orgId = fundedOrganisation(db, label);
   const started = performance.now();
-  for (let i = 0; i < CHARGES; i++) {
-    charge(db, { orgId, amountPence: 2, key: ledgerKeys.search(`${orgId}-${i}`), description: "bench", nowMs: Date.now() });
-  }
+  chargeRepeatedly(db, orgId, orgId, { count: CHARGES, untilMs: Infinity });
   const seconds = (performance.now() - started) / 1000;
   console.log(`${label}: ${(CHARGES / seconds).toFixed(0)} charges/s (${((seconds * 1e6) / CHARGES).toFixed(0)} µs each)`);
 }
