@@ -20,7 +20,9 @@
  *    time of this thread in each part; the CPU of whole searches run on one thread as a
  *    search worker runs them, part by part (where each ms of a search's CPU goes); then paid
  *    searches/s over HTTP with 4 concurrent clients, with each synchronous setting, their
- *    latency and the CPU per paid search on each kind of thread (after a warm-up round).
+ *    latency and the CPU per paid search on each kind of thread (after a warm-up round); the
+ *    same searches in this process, charged first or not, with the search workers' CPU per
+ *    search (what a charge's commit costs them).
  *    Also the vector search alone (all probe counts once the corpus is clustered): p50/p95
  *    and recall@10 against exact search, by vec0's scan and by the search workers' in-memory copy.
  * 3. 1M synthetic vectors (mixtures of real passage embeddings plus noise, so they keep the
@@ -39,6 +41,7 @@ import { seededRandom as random } from "../../src/search/ivf";
 import { sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
 import { IVF_VECTORS_MIN, maintainSearchIndex } from "../../src/search/maintenance";
 import { SearchIndex } from "../../src/search/search-index";
+import { performSearch } from "../../src/search/perform";
 import { searchKnowledgeBase } from "../../src/search/service";
 import { SEARCH_PARTS, SearchTrace, threadCpuMs, type SearchPart } from "../../src/search/trace";
 import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
@@ -254,6 +257,30 @@ async function httpThroughput(corpus: BenchCorpus, url: string): Promise<string>
   );
 }
 
+/**
+ * What a charge's commit costs the search workers: CLIENTS concurrent searches in this
+ * process (no HTTP), whole ones on the workers, each charged first as a paid search is
+ * (performSearch) or not; searches/s and CPU per search on the workers' threads. Every
+ * commit to the database file makes each other connection drop its page cache, so a worker's
+ * next search reads its pages again.
+ */
+async function chargeCost(corpus: BenchCorpus, charged: boolean): Promise<string> {
+  const cpuBefore = cpuMsByThread();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      for (let i = c; i < QUERY_COUNT; i += CLIENTS) {
+        const query = QUERIES[i % QUERIES.length]!;
+        if (charged) await performSearch(corpus.deps, { orgId: corpus.org.id, query, topK: 10, operationId: `bench-${crypto.randomUUID()}` });
+        else await searchKnowledgeBase(corpus.deps, { orgId: corpus.org.id, query, jurisdictions: corpus.org.jurisdictions, topK: 10 });
+      }
+    }),
+  );
+  const elapsedMs = performance.now() - started;
+  const workersMs = (cpuMsByThread().get("search workers") ?? 0) - (cpuBefore.get("search workers") ?? 0);
+  return `${charged ? "charged" : "not charged"}: ${(QUERY_COUNT / (elapsedMs / 1000)).toFixed(0)} searches/s, search workers' CPU per search ${fmt(workersMs / QUERY_COUNT)} ms`;
+}
+
 async function benchCorpora(): Promise<void> {
   const corpus = await openBenchCorpus("corpus");
   const { deps } = corpus;
@@ -288,6 +315,8 @@ async function benchCorpora(): Promise<void> {
       console.log(`corpus ${target}: HTTP warm-up round ${round}: ${await httpThroughput(corpus, String(server.url))}`);
     }
     console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=full): ${await httpThroughput(corpus, String(server.url))}`);
+    // Alternating, so that load from elsewhere falls on both alike.
+    for (const charged of [false, true, false, true]) console.log(`corpus ${target}: ${CLIENTS} concurrent searches in-process, ${await chargeCost(corpus, charged)}`);
     deps.db.exec("PRAGMA synchronous = NORMAL");
     console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=normal): ${await httpThroughput(corpus, String(server.url))}`);
     deps.db.exec("PRAGMA synchronous = FULL");
