@@ -3,10 +3,7 @@ import { analyseQuery } from "../../src/search/rank/analyse";
 import { candidateFeatures, FEATURES, FieldCache, type CandidateText } from "../../src/search/rank/features";
 import { searchKnowledgeBase } from "../../src/search/service";
 import { untitledPath } from "../../src/search/corpus/structure";
-import { loadSampleCorpus } from "../../src/search/corpus/import";
-import { termsOf } from "../../src/search/text/tokens";
 import { buildEvalIndex, EVAL_ORG_ID, type EvalIndex } from "../search-quality/evaluate";
-import questionsFile from "../search-quality/questions.json";
 
 // The sample corpus's index: its real term statistics and lexicon.
 let index: EvalIndex;
@@ -66,38 +63,4 @@ test("a query's term weights are worked out once per index state: new statistics
   expect(bm25(rarer)).toBeGreaterThan(first);
   expect(bm25(rarer)).toBe(bm25(rarer, analyseQuery("notify the authority of a personal data breach", index.deps.lexicon)));
   expect(bm25(real)).toBe(first);
-});
-
-/** The proximity feature as first written: a walk over every token of the body. */
-function proximityByWalk(body: readonly string[], stems: ReadonlySet<string>): number {
-  let best = Infinity;
-  let lastTerm: string | undefined;
-  let lastAt = -1;
-  body.forEach((t, i) => {
-    if (!stems.has(t)) return;
-    if (lastTerm !== undefined && lastTerm !== t) best = Math.min(best, i - lastAt);
-    lastTerm = t;
-    lastAt = i;
-  });
-  return best === Infinity ? 0 : 1 / best;
-}
-
-test("proximity, read from the query terms' positions, is the walk over every token, for every sample passage", async () => {
-  const stats = index.deps.searchIndex.termStatistics.current();
-  const signals = { cosine: 0, titleCosine: 0, bestCosine: 0, mentioned: [] };
-  const queries = questionsFile.questions.slice(0, 60).map((q) => analyseQuery(q.query, index.deps.lexicon));
-  const passages = (await loadSampleCorpus()).passages;
-  const fields = new FieldCache();
-  let near = 0;
-  for (const [i, p] of passages.entries()) {
-    const text = passage(p.text);
-    for (const query of [queries[i % queries.length]!, queries[(i + 13) % queries.length]!]) {
-      const stems = new Set([...query.stems, ...query.expansions.filter((e) => e.terms.length === 1).map((e) => e.terms[0]!)]);
-      const got = candidateFeatures(text, fields.of(text), query, stats, signals)[FEATURES.indexOf("proximity")]!;
-      expect(got).toBe(proximityByWalk(termsOf(p.text), stems));
-      near += got > 0 ? 1 : 0;
-    }
-  }
-  // The comparison means something only if many passages hold two query terms.
-  expect(near).toBeGreaterThan(passages.length / 2);
 });

@@ -214,19 +214,17 @@ function bm25f(fields: IndexedFields, terms: readonly string[], parts: QueryPart
   return tf === 0 ? 0 : (idfOf(parts, terms, surfaces) * tf) / (K1 + tf);
 }
 
-/**
- * Shortest token span holding two different query terms, as 1 / (1 + span); 0 if none. Read
- * from the body's positions of those terms (`stems` ⊆ the terms fieldOf kept), in body order:
- * the same walk as over every token, over the matched ones only.
- */
-function proximity(body: Field, stems: ReadonlySet<string>): number {
-  const matched: { at: number; term: string }[] = [];
-  for (const term of stems) for (const at of body.positions.get(term) ?? []) matched.push({ at, term });
-  matched.sort((a, b) => a.at - b.at);
+/** Shortest token span holding two different query terms, as 1 / (1 + span); 0 if none. */
+function proximity(body: readonly string[], stems: ReadonlySet<string>): number {
   let best = Infinity;
-  for (let i = 1; i < matched.length; i++) {
-    if (matched[i]!.term !== matched[i - 1]!.term) best = Math.min(best, matched[i]!.at - matched[i - 1]!.at);
-  }
+  let lastTerm: string | undefined;
+  let lastAt = -1;
+  body.forEach((t, i) => {
+    if (!stems.has(t)) return;
+    if (lastTerm !== undefined && lastTerm !== t) best = Math.min(best, i - lastAt);
+    lastTerm = t;
+    lastAt = i;
+  });
   return best === Infinity ? 0 : 1 / best;
 }
 
@@ -283,7 +281,7 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   set("coverage", idfTotal === 0 ? 0 : covered / idfTotal);
   set("titleCoverage", idfTotal === 0 ? 0 : titled / idfTotal);
   set("titleExpansions", Math.min(1, titleExpansions));
-  set("proximity", proximity(fields.body, parts.proximityStems));
+  set("proximity", proximity(cached.body, parts.proximityStems));
   set("cosine", signals.cosine);
   set("cosineGap", signals.cosine - signals.bestCosine);
   set("titleCosine", signals.titleCosine);
