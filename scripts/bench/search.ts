@@ -3,10 +3,11 @@
  *
  *   bun scripts/bench/search.ts [--sizes 10000,100000] [--vectors 1000000] [--queries 200]
  *                               [--probes 4,8,16,32] [--shortlist 50] [--search-workers N]
- *                               [--data DIR] [--skip-import] [--skip-corpora]
+ *                               [--data DIR] [--skip-import] [--skip-corpora] [--cpu-only]
  *
  * --data DIR keeps the corpus in DIR (built on the first run, reused after); --search-workers
- * sets REGKB_SEARCH_WORKERS; --skip-import leaves out part 1, --skip-corpora part 2.
+ * sets REGKB_SEARCH_WORKERS; --skip-import leaves out part 1, --skip-corpora part 2;
+ * --cpu-only runs only part 2's CPU of whole searches (a minute: to compare two versions).
  *
  * 1. Sample-corpus import into an empty database: seconds and passages/s.
  * 2. Real-ish corpora of 10k and 100k passages (corpus.ts builds them). p50/p95 of
@@ -15,9 +16,13 @@
  *    half on the default search worker), with all 52 jurisdictions and with 8, and of each
  *    part of it (SearchTrace: embedding, query analysis and expansion, scope resolution,
  *    BM25, the wait for the vector half, fusion, stage two, materialisation, the reply's
- *    JSON; and the vector half's own time on the worker and its round trip); then paid
+ *    JSON; and the vector half's own time on the worker and its round trip), with the CPU
+ *    time of this thread in each part; the CPU of whole searches run on one thread as a
+ *    search worker runs them, part by part (where each ms of a search's CPU goes); then paid
  *    searches/s over HTTP with 4 concurrent clients, with each synchronous setting, their
- *    latency and the CPU per paid search on each kind of thread (after a warm-up round).
+ *    latency and the CPU per paid search on each kind of thread (after a warm-up round); the
+ *    same searches in this process, charged first or not, with the search workers' CPU per
+ *    search (what a charge's commit costs them).
  *    Also the vector search alone (all probe counts once the corpus is clustered): p50/p95
  *    and recall@10 against exact search, by vec0's scan and by the search workers' in-memory copy.
  * 3. 1M synthetic vectors (mixtures of real passage embeddings plus noise, so they keep the
@@ -36,8 +41,9 @@ import { seededRandom as random } from "../../src/search/ivf";
 import { sharedVectorCount, UNCLUSTERED } from "../../src/search/ivf-store";
 import { IVF_VECTORS_MIN, maintainSearchIndex } from "../../src/search/maintenance";
 import { SearchIndex } from "../../src/search/search-index";
+import { performSearch } from "../../src/search/perform";
 import { searchKnowledgeBase } from "../../src/search/service";
-import { SEARCH_PARTS, SearchTrace, type SearchPart } from "../../src/search/trace";
+import { SEARCH_PARTS, SearchTrace, threadCpuMs, type SearchPart } from "../../src/search/trace";
 import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import { exactVectorSearch, vectorSearch } from "../../src/search/vector-knn";
 import { VectorMemory } from "../../src/search/vector-memory";
@@ -54,6 +60,7 @@ const HTTP_WARM_UP_ROUNDS = 4;
 const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
 /** Long enough for a search worker to load 100k int8 vectors on a busy 2-core machine. */
 const WARM_UP_MS = 10_000;
+const CPU_ONLY = process.argv.includes("--cpu-only");
 const SHORTLIST = Number(flag("shortlist", String(DEFAULT_SEARCH_TUNING.vectorShortlist)));
 
 /** Maintenance of an index built here (the static embedder), as `regkb corpus import` runs it. */
@@ -112,36 +119,91 @@ async function benchSampleImport(): Promise<void> {
 
 /**
  * searchKnowledgeBase over the judged questions, one at a time, each traced: the total and
- * each part's p50/p95 (parts on the request's thread add up to the total; the worker's own
- * time and the round trip to it overlap them), plus the reply's JSON.
+ * each part's p50/p95 wall time (parts on the request's thread add up to the total; the
+ * worker's own time and the round trip to it overlap them), plus the reply's JSON; and the
+ * mean CPU time of this thread in each part (the vector half's CPU is the worker's).
  */
 async function latencyBreakdown(corpus: BenchCorpus, jurisdictions: string[]): Promise<string[]> {
   const totals: number[] = [];
+  const cpuTotals: number[] = [];
   const parts = new Map<SearchPart | "json" | "unaccounted", number[]>();
-  const record = (part: SearchPart | "json" | "unaccounted", ms: number) => parts.set(part, [...(parts.get(part) ?? []), ms]);
+  const cpuParts = new Map<SearchPart | "json", number[]>();
+  const record = <K>(into: Map<K, number[]>, part: K, ms: number) => into.set(part, [...(into.get(part) ?? []), ms]);
   for (let i = 0; i < QUERY_COUNT; i++) {
     const trace = new SearchTrace();
     const t = performance.now();
+    const cpuStarted = threadCpuMs();
     const results = await searchKnowledgeBase(corpus.deps, { orgId: corpus.org.id, query: QUERIES[i % QUERIES.length]!, jurisdictions, topK: 10 }, DEFAULT_SEARCH_TUNING, "hybrid", trace);
     const searchedMs = performance.now() - t;
     const jsonStarted = performance.now();
+    const jsonCpuStarted = threadCpuMs();
     JSON.stringify({ requestId: "bench", results, creditsChargedPence: 1, availablePence: 1 });
     const jsonMs = performance.now() - jsonStarted;
     totals.push(searchedMs + jsonMs);
+    cpuTotals.push(threadCpuMs() - cpuStarted);
+    record(cpuParts, "json", threadCpuMs() - jsonCpuStarted);
     let laps = 0;
     for (const part of SEARCH_PARTS) {
       const ms = trace.ms.get(part) ?? 0;
-      record(part, ms);
+      record(parts, part, ms);
+      if (trace.cpuMs.has(part)) record(cpuParts, part, trace.cpuMs.get(part)!);
       if (part !== "vectorInWorker" && part !== "vectorRoundTrip") laps += ms;
     }
-    record("json", jsonMs);
-    record("unaccounted", searchedMs - laps);
+    record(parts, "json", jsonMs);
+    record(parts, "unaccounted", searchedMs - laps);
   }
-  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
   return [
-    `total ${p50p95(totals)} ms (p50 / p95), mean ${fmt(mean(totals))}`,
-    ...[...parts].map(([part, ms]) => `  ${part.padEnd(16)} ${p50p95(ms).padStart(13)}   mean ${fmt(mean(ms))}`),
+    `total ${p50p95(totals)} ms (p50 / p95), mean ${fmt(mean(totals))}; CPU of this thread per search, mean ${fmt(mean(cpuTotals))} ms`,
+    ...[...parts].map(([part, ms]) => {
+      const cpu = cpuParts.get(part as SearchPart | "json");
+      return `  ${part.padEnd(16)} ${p50p95(ms).padStart(13)}   mean ${fmt(mean(ms)).padStart(5)}${cpu === undefined ? "" : `   CPU mean ${fmt(mean(cpu))}`}`;
+    }),
   ];
+}
+
+const mean = (xs: readonly number[]) => xs.reduce((x, y) => x + y, 0) / Math.max(1, xs.length);
+
+/**
+ * Where the CPU of a whole search goes, as a search worker runs it (the way paid searches
+ * run under concurrency): on this thread, with its own in-memory vectors, caches and BM25
+ * term index, warmed up on the questions; CPU time of this thread (getrusage, in whole ticks
+ * of the kernel's clock: means over many searches are exact, single parts are not).
+ */
+async function cpuOfWholeSearches(corpus: BenchCorpus, scopes: readonly (readonly [string, readonly string[]])[]): Promise<string[]> {
+  const memory = new VectorMemory(corpus.deps.db);
+  await memory.load();
+  const index = new SearchIndex(corpus.deps.db, corpus.deps.searchIndex.embedder, memory);
+  const deps = { searchIndex: index, lexicon: corpus.deps.lexicon };
+  const lines: string[] = [];
+  for (const [label, jurisdictions] of scopes) {
+    const search = (query: string, trace?: SearchTrace) =>
+      searchKnowledgeBase(deps, { orgId: corpus.org.id, query, jurisdictions: [...jurisdictions], topK: 10 }, DEFAULT_SEARCH_TUNING, "hybrid", trace);
+    // Twice, loading the term index after each pass: it learns its terms from the searches.
+    for (let pass = 0; pass < 2; pass++) {
+      for (const query of QUERIES) await search(query);
+      await index.bm25Terms.load();
+    }
+    const totals: number[] = [];
+    const parts = new Map<SearchPart | "json", number[]>();
+    const started = performance.now();
+    for (let i = 0; i < QUERY_COUNT; i++) {
+      const trace = new SearchTrace();
+      const cpuStarted = threadCpuMs();
+      const results = await search(QUERIES[i % QUERIES.length]!, trace);
+      const jsonStarted = threadCpuMs();
+      JSON.stringify({ requestId: "bench", results, creditsChargedPence: 1, availablePence: 1 });
+      const ended = threadCpuMs();
+      totals.push(ended - cpuStarted);
+      for (const [part, ms] of trace.cpuMs) parts.set(part, [...(parts.get(part) ?? []), ms]);
+      parts.set("json", [...(parts.get("json") ?? []), ended - jsonStarted]);
+    }
+    const wallMs = (performance.now() - started) / QUERY_COUNT;
+    lines.push(`${label}: CPU per whole search mean ${fmt(mean(totals))} ms (wall ${fmt(wallMs)} ms), by part (mean ms, share):`);
+    // Run here, "vectorWait" is the vector half itself.
+    const byPart = [...parts].map(([part, ms]) => [part === "vectorWait" ? "vector half" : part, mean(ms)] as const).sort((a, b) => b[1] - a[1]);
+    lines.push(`  ${byPart.map(([part, ms]) => `${part} ${fmt(ms)} (${Math.round((100 * ms) / mean(totals))}%)`).join(", ")}`);
+  }
+  return lines;
 }
 
 /** CPU ms so far of each of this process's threads, by name (Linux /proc): the request's thread is named after the process. */
@@ -195,6 +257,30 @@ async function httpThroughput(corpus: BenchCorpus, url: string): Promise<string>
   );
 }
 
+/**
+ * What a charge's commit costs the search workers: CLIENTS concurrent searches in this
+ * process (no HTTP), whole ones on the workers, each charged first as a paid search is
+ * (performSearch) or not; searches/s and CPU per search on the workers' threads. Every
+ * commit to the database file makes each other connection drop its page cache, so a worker's
+ * next search reads its pages again.
+ */
+async function chargeCost(corpus: BenchCorpus, charged: boolean): Promise<string> {
+  const cpuBefore = cpuMsByThread();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      for (let i = c; i < QUERY_COUNT; i += CLIENTS) {
+        const query = QUERIES[i % QUERIES.length]!;
+        if (charged) await performSearch(corpus.deps, { orgId: corpus.org.id, query, topK: 10, operationId: `bench-${crypto.randomUUID()}` });
+        else await searchKnowledgeBase(corpus.deps, { orgId: corpus.org.id, query, jurisdictions: corpus.org.jurisdictions, topK: 10 });
+      }
+    }),
+  );
+  const elapsedMs = performance.now() - started;
+  const workersMs = (cpuMsByThread().get("search workers") ?? 0) - (cpuBefore.get("search workers") ?? 0);
+  return `${charged ? "charged" : "not charged"}: ${(QUERY_COUNT / (elapsedMs / 1000)).toFixed(0)} searches/s, search workers' CPU per search ${fmt(workersMs / QUERY_COUNT)} ms`;
+}
+
 async function benchCorpora(): Promise<void> {
   const corpus = await openBenchCorpus("corpus");
   const { deps } = corpus;
@@ -202,6 +288,10 @@ async function benchCorpora(): Promise<void> {
   for (const target of SIZES) {
     for (const line of await growBenchCorpusTo(corpus, target)) console.log(line);
     const eight = eightJurisdictions(corpus);
+    if (CPU_ONLY) {
+      for (const line of await cpuOfWholeSearches(corpus, [["all 52 jurisdictions", corpus.org.jurisdictions], ["8 jurisdictions", eight]])) console.log(`corpus ${target}: ${line}`);
+      continue;
+    }
     // Warm-up: the search workers start, then load their in-memory vectors (vector-memory.ts)
     // between searches, and this thread its BM25 term index (bm25/term-index.ts).
     const warmStarted = performance.now();
@@ -216,6 +306,8 @@ async function benchCorpora(): Promise<void> {
       console.log(`corpus ${target}: searchKnowledgeBase, ${label} (${QUERY_COUNT} queries, embedding included), ms by part:`);
       for (const line of await latencyBreakdown(corpus, [...jurisdictions])) console.log(`  ${line}`);
     }
+    console.log(`corpus ${target}: whole searches on one thread, as a search worker runs them (${QUERY_COUNT} queries after two warm-up passes):`);
+    for (const line of await cpuOfWholeSearches(corpus, [["all 52 jurisdictions", corpus.org.jurisdictions], ["8 jurisdictions", eight]])) console.log(`  ${line}`);
     // Each paid search commits its charge on the request's thread: with `full` (the default) that waits for an fsync.
     // Warm-up rounds, not reported: under concurrency the workers run whole searches, so only
     // now do they fill their own caches and load their BM25 term indexes (between answers).
@@ -223,6 +315,8 @@ async function benchCorpora(): Promise<void> {
       console.log(`corpus ${target}: HTTP warm-up round ${round}: ${await httpThroughput(corpus, String(server.url))}`);
     }
     console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=full): ${await httpThroughput(corpus, String(server.url))}`);
+    // Alternating, so that load from elsewhere falls on both alike.
+    for (const charged of [false, true, false, true]) console.log(`corpus ${target}: ${CLIENTS} concurrent searches in-process, ${await chargeCost(corpus, charged)}`);
     deps.db.exec("PRAGMA synchronous = NORMAL");
     console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=normal): ${await httpThroughput(corpus, String(server.url))}`);
     deps.db.exec("PRAGMA synchronous = FULL");

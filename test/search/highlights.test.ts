@@ -54,3 +54,14 @@ test("the highlights are those of the regular expression they were first found b
   // The comparison means something only if most passages matched some words.
   expect(matched).toBeGreaterThan(passages.length / 2);
 });
+
+test("a passage highlighted again for another query (its words already read) gets that query's highlights", async () => {
+  const passages = (await loadSampleCorpus()).passages.map((p) => p.text);
+  const lexicon = await Lexicon.load();
+  const queries = questionsFile.questions.slice(0, 40).map((q) => analyseQuery(q.query, lexicon));
+  for (const [i, content] of passages.entries()) {
+    for (const query of [queries[i % queries.length]!, queries[(i + 7) % queries.length]!]) {
+      expect(highlightsOf(content, query.stems, query.expansions)).toEqual(highlightsByRegex(content, query.stems, query.expansions));
+    }
+  }
+});

@@ -70,8 +70,8 @@ export interface Fields {
   heading: string[];
   body: string[];
   title: Set<string>;
-  /** Terms the passage defines (lower case). */
-  defines: { term: string; stems: string[] }[];
+  /** Terms the passage defines (lower case), their stems, and those joined by spaces (as expansion texts are). */
+  defines: { term: string; stems: string[]; phrase: string }[];
   exceptionLanguage: boolean;
 }
 
@@ -169,7 +169,10 @@ export class FieldCache {
         heading: termsOf(text.heading),
         body: termsOf(text.body),
         title: new Set(termsOf(text.title || text.heading)),
-        defines: definitionsIn(text.body).map((d) => ({ term: d.term, stems: termsOf(d.term) })),
+        defines: definitionsIn(text.body).map((d) => {
+          const stems = termsOf(d.term);
+          return { term: d.term, stems, phrase: stems.join(" ") };
+        }),
         exceptionLanguage: EXCEPTION_LANGUAGE.test(text.body),
       };
       if (this.#fields.size >= FIELD_CACHE_ENTRIES_MAX) this.#fields.clear();
@@ -317,7 +320,7 @@ function containsRun(sequence: readonly string[], terms: readonly string[]): boo
 function definesQueryTerm(defines: Fields["defines"], query: AnalysedQuery, parts: QueryParts): boolean {
   if (defines.length === 0) return false;
   const sequence = stemSequence(query);
-  return defines.some((d) => containsRun(sequence, d.stems) || parts.expansionTexts.has(d.stems.join(" ")));
+  return defines.some((d) => containsRun(sequence, d.stems) || parts.expansionTexts.has(d.phrase));
 }
 
 /**

@@ -29,6 +29,24 @@ export interface FoldedMatch<T extends FoldablePassage> {
 export const FOLD_PASSAGES_MAX = 3;
 
 /**
+ * Citation keys by citation path: the same paths are folded in reply after reply, and
+ * reading their keys (citations.ts) was most of folding's time. At most this many paths of
+ * ~100 characters (~2 MB), then it starts over.
+ */
+const PATH_KEYS_CACHED_MAX = 10_000;
+const pathKeys = new Map<string, readonly string[]>();
+
+function keysOfPath(citationPath: string): readonly string[] {
+  let keys = pathKeys.get(citationPath);
+  if (keys === undefined) {
+    keys = citationKeysOfPath(citationPath);
+    if (pathKeys.size >= PATH_KEYS_CACHED_MAX) pathKeys.clear();
+    pathKeys.set(citationPath, keys);
+  }
+  return keys;
+}
+
+/**
  * The provision whose subdivisions a passage shares with its siblings ("GDPR > Article 33"
  * for "… > 1–2"), or undefined when its parent is no provision: two whole articles under
  * "GDPR" are not siblings to fold.
@@ -37,13 +55,13 @@ function parentOf(p: FoldablePassage): string | undefined {
   const segments = p.citationPath.split(PATH_SEPARATOR);
   if (segments.length < 2) return undefined;
   const parent = segments.slice(0, -1).join(PATH_SEPARATOR);
-  if (segments.length === 2 && citationKeysOfPath(parent).length === 0) return undefined;
+  if (segments.length === 2 && keysOfPath(parent).length === 0) return undefined;
   return `${p.documentId}\n${parent}`;
 }
 
 /** The provision a passage belongs to: its citation's base ("article 33", "899-aa"), else its parent. */
 function provisionOf(p: FoldablePassage): string {
-  const base = citationKeysOfPath(p.citationPath)[0];
+  const base = keysOfPath(p.citationPath)[0];
   return base !== undefined ? `${p.documentId}\n${base}` : (parentOf(p) ?? `${p.documentId}\n${p.citationPath}`);
 }
 
