@@ -170,9 +170,9 @@ const mean = (xs: readonly number[]) => xs.reduce((x, y) => x + y, 0) / Math.max
  * of the kernel's clock: means over many searches are exact, single parts are not).
  */
 async function cpuOfWholeSearches(corpus: BenchCorpus, scopes: readonly (readonly [string, readonly string[]])[]): Promise<string[]> {
-  const memory = new VectorMemory(corpus.deps.db);
+  const memory = new VectorMemory(corpus.deps.searchIndex.db);
   await memory.load();
-  const index = new SearchIndex(corpus.deps.db, corpus.deps.searchIndex.embedder, memory);
+  const index = new SearchIndex(corpus.deps.searchIndex.db, corpus.deps.searchIndex.embedder, memory);
   const deps = { searchIndex: index, lexicon: corpus.deps.lexicon };
   const lines: string[] = [];
   for (const [label, jurisdictions] of scopes) {
