@@ -6,9 +6,9 @@
 // the replica (one-shot and following), replay changes nothing, a killed catch-up resumes,
 // and another embedder is refused.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
-import { openDatabase } from "../../src/db/open";
+import { Database as SqliteDatabase, type Database } from "bun:sqlite";
+import { existsSync, rmSync } from "node:fs";
+import { databasePath, openDatabase } from "../../src/db/open";
 import { importSampleCorpus } from "../../src/search/corpus/import";
 import { ReplicaFollower, REPLICA_APPLIED_SEQ } from "../../src/search/replica/follower";
 import { SearchIndex } from "../../src/search/search-index";
@@ -66,6 +66,25 @@ async function withDb<T>(dataDir: string, work: (db: Database) => Promise<T> | T
     return await work(db);
   } finally {
     db.close();
+  }
+}
+
+/**
+ * The node's position, read while `replica sync` writes: read-only and without migrating or
+ * materialising the cache (openDatabase would race the syncing process for both).
+ */
+function appliedSeqWhileSyncing(dataDir: string): number {
+  const file = databasePath(dataDir);
+  if (!existsSync(file)) return 0;
+  try {
+    const db = new SqliteDatabase(file, { readonly: true });
+    try {
+      return Number(db.query<{ value: string }, [string]>("SELECT value FROM search_index_meta WHERE key = ?").get(REPLICA_APPLIED_SEQ)?.value ?? 0);
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0; // not created or not migrated yet
   }
 }
 
@@ -139,7 +158,7 @@ test("a node killed mid-catch-up resumes where it stopped, without duplicates", 
   while (applied < 50) {
     if (Date.now() > deadline) throw new Error("the catch-up never got going");
     await Bun.sleep(10);
-    applied = await withDb(dir, (db) => Number(db.query<{ value: string }, [string]>("SELECT value FROM search_index_meta WHERE key = ?").get(REPLICA_APPLIED_SEQ)?.value ?? 0)).catch(() => 0);
+    applied = appliedSeqWhileSyncing(dir);
   }
   proc.kill("SIGKILL");
   await proc.exited;
