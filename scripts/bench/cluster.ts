@@ -38,6 +38,7 @@ import { migratePostgres } from "../../src/db/postgres/migrate";
 import { openPostgresHandle } from "../../src/db/postgres/sync/handle";
 import type { SqlDatabase } from "../../src/db/sql-database";
 import { readListeningUrl, requireBinary, runBinary, type CliRun } from "../../test/helpers/binary";
+import { linesOf, type NodeProcess } from "../../test/helpers/node-processes";
 import { testServerUrl } from "../../test/helpers/postgres";
 import { tempDir } from "../../test/helpers/server";
 import sampleJurisdictions from "../../data/corpus/jurisdictions.json";
@@ -291,24 +292,7 @@ async function benchSearches(server: string, database: string, url: string): Pro
 
 // --- Part 2: ledger.charge() from several processes -----------------------------------------
 
-interface Charger {
-  proc: Bun.Subprocess<"pipe", "pipe", "inherit">;
-  lines: AsyncIterator<string>;
-}
-
-async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  for await (const chunk of stream) {
-    text += decoder.decode(chunk, { stream: true });
-    for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n")) {
-      yield text.slice(0, end);
-      text = text.slice(end + 1);
-    }
-  }
-}
-
-async function nextLine(charger: Charger): Promise<string> {
+async function nextLine(charger: NodeProcess): Promise<string> {
   const next = await charger.lines.next();
   if (next.done) throw new Error(`ledger child exited with status ${await charger.proc.exited}`);
   return next.value;
@@ -328,7 +312,7 @@ async function runCharger(engine: string, target: string, orgId: string): Promis
 async function chargeTogether(engine: "postgres" | "sqlite", target: string, db: SqlDatabase, processes: number, sharedOrg: boolean): Promise<void> {
   const orgIds = Array.from({ length: sharedOrg ? 1 : processes }, (_, i) => fundedOrganisation(db, `bench ${i}`));
   const before = orgIds.map((orgId) => getBalance(db, orgId).availablePence);
-  const chargers: Charger[] = Array.from({ length: processes }, (_, i) => {
+  const chargers: NodeProcess[] = Array.from({ length: processes }, (_, i) => {
     const childArgs = ["--charger", engine, "--target", target, "--org", orgIds[i % orgIds.length]!, "--ledger-seconds", String(LEDGER_SECONDS)];
     const proc = Bun.spawn([process.execPath, import.meta.path, ...childArgs], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
     return { proc, lines: linesOf(proc.stdout)[Symbol.asyncIterator]() };

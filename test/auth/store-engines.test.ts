@@ -16,7 +16,6 @@ import { refusalOf } from "../helpers/refusal";
 
 const MINUTE_MS = 60_000;
 
-
 forEachEngine((current) => {
   let engine: TestEngine;
   let nowMs = 1_700_000_000_000;

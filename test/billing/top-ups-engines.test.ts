@@ -25,7 +25,6 @@ beforeAll(() => {
 });
 afterAll(() => fake.stop());
 
-
 forEachEngine((current) => {
   let engine: TestEngine;
   let nowMs = Date.UTC(2026, 2, 10, 12);

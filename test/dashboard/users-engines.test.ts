@@ -12,7 +12,6 @@ import { refusalOf } from "../helpers/refusal";
 
 const MINUTE_MS = 60_000;
 
-
 /** A request carrying the session cookie, as a browser sends it. */
 const withCookie = (token: string) => new Request("http://localhost/", { headers: { cookie: `other=1; regkb_session=${token}` } });
 const tokenOf = (setCookie: string) => /^regkb_session=([^;]+);/.exec(setCookie)![1]!;

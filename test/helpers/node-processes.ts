@@ -9,7 +9,8 @@ export interface NodeProcess {
   lines: AsyncIterator<string>;
 }
 
-async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/** A stream's text, line by line (the benchmarks' child processes speak the same way). */
+export async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let text = "";
   for await (const chunk of stream) {
