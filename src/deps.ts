@@ -53,7 +53,7 @@ export interface Deps {
   /** Card top-ups: hosted checkouts and their signed webhooks (Stripe, when REGKB_STRIPE_SECRET_KEY is set). */
   payments: PaymentProvider;
   /** Durable background runs: capabilities register their kinds; background.ts starts and stops it. */
-  jobs: RunEngine<SqlDatabase>;
+  jobs: RunEngine;
   /** Locked Pyodide children for executions; started (kept warm) only by serving processes. */
   sandbox: SandboxPool;
   /** Turns text into vectors for search and indexing (REGKB_EMBEDDER). */

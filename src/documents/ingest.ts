@@ -34,7 +34,7 @@ export const NO_TEXT_LAYER_MESSAGE =
 
 const DELETED: DocumentIngestOutput = { deleted: true, chunks: 0 };
 
-export function documentIngestSpec(deps: DocumentDeps): RunKindSpec<DocumentIngestInput, DocumentIngestOutput, SqlDatabase> {
+export function documentIngestSpec(deps: DocumentDeps): RunKindSpec<DocumentIngestInput, DocumentIngestOutput> {
   return {
     kind: DOCUMENT_INGEST_KIND,
     concurrency: deps.config.ingestConcurrency,

@@ -98,7 +98,7 @@ export function getExecution(deps: { db: SqlDatabase }, orgId: string, id: strin
  * 124, a crash it provoked) completes the run and is charged by wall-clock time; only a
  * platform failure before the code started fails it, uncharged.
  */
-export function executionRunKind(deps: ExecutionDeps): RunKindSpec<ExecutionInput, ExecutionOutput, SqlDatabase> {
+export function executionRunKind(deps: ExecutionDeps): RunKindSpec<ExecutionInput, ExecutionOutput> {
   return {
     kind: EXECUTION_RUN_KIND,
     concurrency: deps.config.executionConcurrency,

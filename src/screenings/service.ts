@@ -103,7 +103,7 @@ export function getScreening(deps: { db: SqlDatabase }, orgId: string, id: strin
  * One keyword at a time, yielding to the event loop between them, so HTTP requests and
  * lease renewal interleave with a 100-keyword run (each search is a few ms of CPU).
  */
-export function screeningRunKind(deps: ScreeningDeps): RunKindSpec<ScreeningInput, ScreeningOutput, SqlDatabase> {
+export function screeningRunKind(deps: ScreeningDeps): RunKindSpec<ScreeningInput, ScreeningOutput> {
   const delayMs = deps.config.testHookScreeningKeywordDelayMs;
   return {
     kind: SCREENING_RUN_KIND,
