@@ -21,9 +21,12 @@ export interface VectorTask {
 }
 
 /**
- * A named jurisdiction's passages usually number a few thousand at most: scoring them
- * exactly through the scope index beats a second vec0 scan, whose cost grows with the
- * whole shared partition. Past this many rows the quantized KNN is cheaper again.
+ * A named jurisdiction's passages usually number a few thousand at most: without the
+ * in-memory copy, scoring them exactly through the scope index beats a second vec0 scan,
+ * whose cost grows with the whole shared partition. Past this many rows the quantized KNN
+ * is cheaper again. With the copy, its int8 scan of the clusters that hold the jurisdiction
+ * (every one, at the default probes) and the float re-score of the shortlist are cheaper
+ * still, and find nearly the same passages (docs/benchmarks.md).
  */
 const FOCUS_EXACT_SCAN_ROWS_MAX = 3_000;
 
@@ -43,7 +46,7 @@ export function vectorCandidates({ db, centroids: centroidCache, vectorMemory }:
   // The named jurisdictions' passages join the candidates even if the whole-scope KNN missed them.
   const scopes = scopesOfSearch(orgId, task.focus.jurisdictions);
   const focused =
-    scopeRowCount(db, scopes, FOCUS_EXACT_SCAN_ROWS_MAX + 1) <= FOCUS_EXACT_SCAN_ROWS_MAX
+    inMemory === undefined && scopeRowCount(db, scopes, FOCUS_EXACT_SCAN_ROWS_MAX + 1) <= FOCUS_EXACT_SCAN_ROWS_MAX
       ? exactVectorSearch(db, queryVector, scopes, limit)
       : vectorSearch(db, centroids, queryVector, orgId, task.focus.scope, shortlist, limit, probes, inMemory);
   return mergeHits(hits, focused, (h) => h.similarity);

@@ -97,6 +97,26 @@ test("another organisation's passage is never returned from memory", async () =>
   expect(asB.some((h) => ownIds("org-a").includes(h.chunkId))).toBe(false);
 });
 
+test("a jurisdiction the query names joins from memory with the passages an exact scan of it finds", async () => {
+  const reader = { db: deps.db, centroids: deps.searchIndex.centroids, vectorMemory: memory };
+  const named = ["us-tx", "us-ny"];
+  let found = 0;
+  let wanted = 0;
+  for (const question of questionsFile.questions.slice(0, 20)) {
+    const queryVector = await embed(question.query);
+    for (const slug of named) {
+      const focus = { jurisdictions: [slug], scope: scopeOf([slug], []) };
+      const task = { queryVector, orgId: "org-a", scope: scopeOf(all, ["org:org-a:*"]), focus, shortlist: 50, limit: 10, probes: 3 };
+      const ids = new Set(vectorCandidates(reader, task).map((h) => h.chunkId));
+      const exact = exactVectorSearch(deps.db, queryVector, [slug], 10);
+      found += exact.filter((h) => ids.has(h.chunkId)).length;
+      wanted += exact.length;
+    }
+  }
+  expect(wanted).toBeGreaterThan(200);
+  expect(found / wanted).toBeGreaterThanOrEqual(0.97);
+});
+
 test("an insert or delete is seen by the next search, then by the reloaded copy", async () => {
   const reader = { db: deps.db, centroids: deps.searchIndex.centroids, vectorMemory: memory };
   const text = "Quarterly attestation of zeppelin hangar fire suppression readiness to the harbour master.";
