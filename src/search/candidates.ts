@@ -4,7 +4,8 @@
  */
 import { citationsInQuery } from "./citations";
 import { citationLookup, jurisdictionNames, SearchRows } from "./chunk-store";
-import { ftsSearch, type FtsHit, type FtsWeights } from "./fts-store";
+import { bm25Within } from "./bm25/within";
+import type { FtsHit, FtsWeights } from "./fts-store";
 import { fuse, mergeHits, type CitedHit } from "./hybrid";
 import type { ExpansionSource } from "./lexicon";
 import { mentionedJurisdictions } from "./mentions";
@@ -35,7 +36,7 @@ export function bm25Search(
   // `allOf`: the phrases `match` requires all of, which the in-memory term index may answer instead of FTS5 (same hits).
   const search = (match: string, allOf?: readonly string[]) =>
     scopes
-      .map((s) => (allOf && index.bm25Terms.searchAllOf(allOf, s, weights, candidates)) ?? ftsSearch(index.db, match, s, weights, candidates))
+      .map((s) => (allOf && index.bm25Terms.searchAllOf(allOf, s, weights, candidates)) ?? bm25Within(index, match, s, weights, candidates))
       .reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   const { isCommon } = index.termStatistics.current();
   const match = ftsMatchExpression(query, isCommon);
@@ -133,7 +134,7 @@ export async function gatherCandidates(
   const expanded =
     expansionMatch === undefined
       ? []
-      : within.map((s) => ftsSearch(index.db, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+      : within.map((s) => bm25Within(index, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   trace?.lap("bm25Expansions");
   // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
   if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {

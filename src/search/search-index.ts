@@ -8,6 +8,7 @@
  * (maintenance.ts), which `regkb serve` runs before it listens.
  */
 import type { Database } from "bun:sqlite";
+import { ScopeMembers } from "./bm25/scope-members";
 import { Bm25TermIndex } from "./bm25/term-index";
 import type { Embedder } from "./embedder/types";
 import { HeadingVectorCache } from "./heading-vectors";
@@ -29,6 +30,8 @@ export class SearchIndex {
   readonly headingVectors: HeadingVectorCache;
   /** Common terms' postings, for BM25 of a query made of them alone. */
   readonly bm25Terms: Bm25TermIndex;
+  /** Passages per scope, for BM25 within a broad scope (bm25/within.ts). */
+  readonly scopeMembers: ScopeMembers;
   /** Candidate passages' tokenised fields for the ranker. */
   readonly candidateFields = new FieldCache();
   /** This connection found the index ready; checked again only after forgetReady. */
@@ -43,6 +46,7 @@ export class SearchIndex {
     this.centroids = new CentroidCache(db);
     this.termStatistics = new TermStatisticsCache(db);
     this.bm25Terms = new Bm25TermIndex(db);
+    this.scopeMembers = new ScopeMembers(db);
     this.headingVectors = new HeadingVectorCache(embedder);
   }
 

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Database } from "bun:sqlite";
+import { rmSync } from "node:fs";
+import { openDatabase } from "../../src/db/open";
+import { bm25Within } from "../../src/search/bm25/within";
+import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/import";
+import { ftsSearch } from "../../src/search/fts-store";
+import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
+import { ftsMatchExpression } from "../../src/search/query-text";
+import type { SearchScope } from "../../src/search/scopes";
+import type { SearchIndex } from "../../src/search/search-index";
+import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
+import questionsFile from "../search-quality/questions.json";
+import { readySearchIndex } from "../helpers/search-index";
+import { tempDir } from "../helpers/server";
+
+// The sample corpus plus organisations' copies of it: BM25 within a broad scope (filtered
+// after ranking) must be exactly the scoped MATCH's (the same passages, order and scores),
+// before and after writes, and never hold a passage outside the scope.
+let dir: string;
+let deps: { db: Database; searchIndex: SearchIndex };
+let all: string[];
+let broad: SearchScope[];
+const WEIGHTS = DEFAULT_SEARCH_TUNING.fts;
+
+async function orgCopy(documentId: string, orgId: string, jurisdictions: string[], every: number): Promise<void> {
+  const { passages } = await loadSampleCorpus();
+  const chosen = passages.filter((_, i) => i % every === 0);
+  await indexDocument(deps, {
+    documentId,
+    ownerOrgId: orgId,
+    jurisdictions,
+    passages: chosen.map((p, position) => ({ source: p.source, citationPath: p.citationPath, heading: p.heading, text: p.text, position })),
+  });
+}
+
+/** Compares every broad scope over the judged questions (and words of them); returns the hits compared. */
+function expectSameAsScopedMatch(limits: readonly number[]): number {
+  let hits = 0;
+  for (const { query } of questionsFile.questions) {
+    const match = ftsMatchExpression(query);
+    if (match === undefined) continue;
+    for (const scope of broad) {
+      for (const limit of limits) {
+        const expected = ftsSearch(deps.db, match, scope, WEIGHTS, limit);
+        expect({ query, got: bm25Within(deps.searchIndex, match, scope, WEIGHTS, limit) }).toEqual({ query, got: expected });
+        hits += expected.length;
+      }
+    }
+  }
+  return hits;
+}
+
+beforeAll(async () => {
+  dir = tempDir();
+  const db = await openDatabase(dir);
+  deps = { db, searchIndex: await readySearchIndex(db) };
+  await importSampleCorpus(deps);
+  for (const org of ["org-a", "org-b"]) db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES (?, ?, 0)").run(org, org);
+  await orgCopy("a-any", "org-a", [], 2);
+  await orgCopy("a-eu", "org-a", ["eu"], 3);
+  await orgCopy("b-eu", "org-b", ["eu"], 2);
+  all = db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions ORDER BY slug").all().map((r) => r.slug);
+  const withoutEu = all.filter((slug) => slug !== "eu");
+  broad = [
+    { allShared: false, jurisdictions: ["eu", ...withoutEu.slice(0, 20)], orgScopes: [] },
+    { allShared: false, jurisdictions: ["eu", "us-ny", "us-ca"], orgScopes: ["org:org-a:*", "org:org-a:eu"] },
+    { allShared: false, jurisdictions: withoutEu, orgScopes: ["org:org-a:*"] },
+  ];
+});
+
+afterAll(() => {
+  deps.db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a broad scope is filtered after ranking, with exactly the scoped MATCH's hits", () => {
+  for (const scope of broad) {
+    expect(deps.searchIndex.scopeMembers.of([...scope.jurisdictions, ...scope.orgScopes])!.share).toBeGreaterThanOrEqual(0.2);
+  }
+  expect(expectSameAsScopedMatch([100, 7])).toBeGreaterThan(20_000);
+});
+
+test("after writes (a passage id reused in other scopes) the members are read again", async () => {
+  const scope = broad[1]!;
+  const text = "Zeppelin hangar attestation to the harbour master within 72 hours of a personal data breach.";
+  const match = ftsMatchExpression("zeppelin hangar attestation")!;
+  const ids = () => bm25Within(deps.searchIndex, match, scope, WEIGHTS, 100).map((h) => h.chunkId);
+  const write = (documentId: string, orgId: string | null, jurisdictions: string[]) =>
+    indexDocument(deps, { documentId, ownerOrgId: orgId, jurisdictions, passages: [{ source: "own", citationPath: documentId, text, position: 0 }] });
+  await write("a-new", "org-a", ["eu"]);
+  const newId = deps.db.query<{ id: number }, []>("SELECT id FROM search_chunks WHERE document_id = 'a-new'").get()!.id;
+  expect(ids()).toEqual([newId]);
+  // The last row's id comes back to the next insert: now a shared passage of a jurisdiction outside the scope.
+  deleteDocumentChunks(deps, "a-new");
+  expect(ids()).toEqual([]);
+  await write("shared-new", null, ["us-tx"]);
+  expect(deps.db.query<{ id: number }, []>("SELECT id FROM search_chunks WHERE document_id = 'shared-new'").get()!.id).toBe(newId);
+  expect(ids()).toEqual([]);
+  // Another organisation's passage never enters, whatever its jurisdiction.
+  await write("b-new", "org-b", ["eu"]);
+  expect(ids()).toEqual([]);
+  expect(expectSameAsScopedMatch([50])).toBeGreaterThan(5_000);
+});
