@@ -28,9 +28,9 @@ export function redactDatabaseUrl(url: string): string {
  *
  * Prepared statements are off: with them on, Bun's driver has handed one query's rows to
  * another on the same connection and reused the wrong cached statement (oven-sh/bun#33665,
- * #30494). Off, every statement is parsed unnamed each time (test/postgres/own-answers.test.ts
- * checks none is kept; docs/scale-out.md has the cost). Off, json columns also come back
- * parsed and int arrays as plain arrays; our tables hold JSON as TEXT.
+ * #30494). Off, PostgreSQL parses and plans every statement anew (docs/scale-out.md has the
+ * cost; test/postgres/own-answers.test.ts checks no named statement is kept), and json
+ * columns come back parsed, int arrays as plain arrays (our tables hold JSON as TEXT).
  */
 export function openPostgres(settings: PostgresSettings): SQL {
   const parsed = new URL(settings.url);
