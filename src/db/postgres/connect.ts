@@ -25,6 +25,12 @@ export function redactDatabaseUrl(url: string): string {
  * Opens a pool on the URL and nothing else. Bun lets PGDATABASE and PGSSLMODE override a
  * URL's database and TLS mode; both are passed explicitly, so the URL alone decides where
  * the data goes (sslmode from the URL, else libpq's default, prefer).
+ *
+ * Prepared statements are off: with them on, Bun's driver has handed one query's rows to
+ * another on the same connection and reused the wrong cached statement (oven-sh/bun#33665,
+ * #30494). Off, PostgreSQL parses and plans every statement anew (docs/scale-out.md has the
+ * cost; test/postgres/own-answers.test.ts checks no named statement is kept), and json
+ * columns come back parsed, int arrays as plain arrays (our tables hold JSON as TEXT).
  */
 export function openPostgres(settings: PostgresSettings): SQL {
   const parsed = new URL(settings.url);
@@ -36,5 +42,6 @@ export function openPostgres(settings: PostgresSettings): SQL {
     tls: sslmode as "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full",
     max: settings.poolSize,
     connectionTimeout: CONNECT_TIMEOUT_SECONDS,
+    prepare: false,
   });
 }
