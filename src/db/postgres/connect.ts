@@ -5,6 +5,11 @@ export interface PostgresSettings {
   url: string;
   /** Connections the pool opens at most. */
   poolSize: number;
+  /**
+   * Keep named prepared statements (Bun's default; off unless set). Only for a connection
+   * that never has two statements in flight, like the synchronous handle's (sync/worker.ts).
+   */
+  preparedStatements?: boolean;
 }
 
 /** Seconds to wait for a connection before a query fails, so an unreachable server is an error, not a hang. */
@@ -26,11 +31,12 @@ export function redactDatabaseUrl(url: string): string {
  * URL's database and TLS mode; both are passed explicitly, so the URL alone decides where
  * the data goes (sslmode from the URL, else libpq's default, prefer).
  *
- * Prepared statements are off: with them on, Bun's driver has handed one query's rows to
- * another on the same connection and reused the wrong cached statement (oven-sh/bun#33665,
- * #30494). Off, PostgreSQL parses and plans every statement anew (docs/scale-out.md has the
- * cost; test/postgres/own-answers.test.ts checks no named statement is kept), and json
- * columns come back parsed, int arrays as plain arrays (our tables hold JSON as TEXT).
+ * Prepared statements are off unless asked for: with them on and several statements in
+ * flight on one connection, Bun's driver has handed one query's rows to another and reused
+ * the wrong cached statement (oven-sh/bun#33665, #30494). Off, PostgreSQL parses and plans
+ * every statement anew (test/postgres/own-answers.test.ts checks no named statement is
+ * kept), and json columns come back parsed, int arrays as plain arrays (our tables hold
+ * JSON as TEXT).
  */
 export function openPostgres(settings: PostgresSettings): SQL {
   const parsed = new URL(settings.url);
@@ -42,6 +48,6 @@ export function openPostgres(settings: PostgresSettings): SQL {
     tls: sslmode as "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full",
     max: settings.poolSize,
     connectionTimeout: CONNECT_TIMEOUT_SECONDS,
-    prepare: false,
+    prepare: settings.preparedStatements ?? false,
   });
 }
