@@ -42,3 +42,21 @@ export interface WorkerError {
 export type WorkerReply =
   | { ok: true; columns: string[]; rows: unknown[][]; changes: number }
   | { ok: false; error: WorkerError };
+
+/**
+ * A failure after which the worker's connection is not to be used again: the connection is
+ * gone (SQLSTATE class 08, the server ending the session: 57P01–57P03, or Bun's connection
+ * errors), or Bun's driver failed on its own (an ERR_POSTGRES_* error without a SQLSTATE:
+ * a message it could not read), which can leave the connection's replies out of step with
+ * its statements, so a later statement could get an earlier one's rows.
+ */
+export function connectionUnusable(error: { errno?: unknown; code?: unknown }): boolean {
+  const sqlState = sqlStateOf(error);
+  if (sqlState !== undefined) return sqlState.startsWith("08") || ["57P01", "57P02", "57P03"].includes(sqlState);
+  return String(error.code ?? "").startsWith("ERR_POSTGRES_");
+}
+
+/** PostgreSQL's SQLSTATE of a server's refusal, as Bun's driver reports it (errno). */
+export function sqlStateOf(error: { errno?: unknown }): string | undefined {
+  return typeof error.errno === "string" && /^[0-9A-Z]{5}$/.test(error.errno) ? error.errno : undefined;
+}

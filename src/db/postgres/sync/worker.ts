@@ -7,10 +7,12 @@ import type { SQL } from "bun";
 import { serialize } from "bun:jsc";
 import { openPostgres } from "../connect";
 import {
+  connectionUnusable,
   FLAG_REPLIED,
   REPLY_BYTES_MAX,
   STATE_FLAG,
   STATE_REPLY_BYTES,
+  sqlStateOf,
   type WorkerError,
   type WorkerInit,
   type WorkerReply,
@@ -76,19 +78,14 @@ async function perform(request: WorkerRequest): Promise<WorkerReply> {
 
 function failure(error: unknown): WorkerReply {
   const e = error as { message?: string; errno?: unknown; code?: unknown; constraint?: string };
-  const sqlState = typeof e.errno === "string" && /^[0-9A-Z]{5}$/.test(e.errno) ? e.errno : undefined;
-  // Connection exceptions (08…), the server ending the session (57P01–57P03), or the socket gone.
-  const lost =
-    sqlState === undefined
-      ? String(e.code ?? "").startsWith("ERR_POSTGRES_CONNECTION")
-      : sqlState.startsWith("08") || ["57P01", "57P02", "57P03"].includes(sqlState);
+  const lost = connectionUnusable(e);
   if (lost) {
     // The pool is dropped with it: a connection must never come back holding a transaction.
     void pool?.close();
     pool = undefined;
     connection = undefined;
   }
-  const reported: WorkerError = { message: e.message ?? String(error), sqlState, constraint: e.constraint, connectionLost: lost };
+  const reported: WorkerError = { message: e.message ?? String(error), sqlState: sqlStateOf(e), constraint: e.constraint, connectionLost: lost };
   return { ok: false, error: reported };
 }
 
