@@ -64,3 +64,19 @@ test("a query's term weights are worked out once per index state: new statistics
   expect(bm25(rarer)).toBe(bm25(rarer, analyseQuery("notify the authority of a personal data breach", index.deps.lexicon)));
   expect(bm25(real)).toBe(first);
 });
+
+test("a passage's fields read before the cache starts over score as when read afresh", () => {
+  const cache = new FieldCache();
+  const query = analyseQuery("notify the supervisory authority of a personal data breach within 72 hours", index.deps.lexicon);
+  const stats = index.deps.searchIndex.termStatistics.current();
+  const signals = { cosine: 0.5, titleCosine: 0.2, bestCosine: 0.6, mentioned: [] };
+  const before = cache.of(FULL);
+  // 20,000 other passages make the cache start over, term ids included.
+  for (let i = 0; i <= 20_000; i++) cache.of(passage(`filler ${i} zeppelin${i} personal data breach authority`));
+  const after = cache.of(WORD);
+  expect(after.termIds).not.toBe(before.termIds);
+  for (const [text, fields] of [[FULL, before], [WORD, after], [FULL, cache.of(FULL)]] as const) {
+    const expected = candidateFeatures(text, new FieldCache().of(text), query, stats, signals);
+    expect([...candidateFeatures(text, fields, query, stats, signals)]).toEqual([...expected]);
+  }
+});

@@ -66,21 +66,63 @@ interface Field {
 
 /** What a passage's text gives the features, computed once per text. */
 export interface Fields {
-  citation: string[];
-  heading: string[];
-  body: string[];
+  /** What the ids below are ids of (a cache's, as it was when these were read). */
+  termIds: TermIds;
+  /** The fields' FTS terms, in order, as ids. */
+  citation: Int32Array;
+  heading: Int32Array;
+  body: Int32Array;
   title: Set<string>;
   /** Terms the passage defines (lower case), their stems, and those joined by spaces (as expansion texts are). */
   defines: { term: string; stems: string[]; phrase: string }[];
   exceptionLanguage: boolean;
 }
 
+/**
+ * FTS terms as small integers, for the fields FieldCache holds: a candidate's tokens are
+ * then checked against the query's terms by reading a byte, not by hashing a string (the
+ * ranker reads every token of 60 candidates per search).
+ */
+class TermIds {
+  readonly #ids = new Map<string, number>();
+  readonly terms: string[] = [];
+
+  idOf(term: string): number {
+    let id = this.#ids.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.#ids.set(term, id);
+      this.terms.push(term);
+    }
+    return id;
+  }
+
+  idsOf(terms: readonly string[]): Int32Array {
+    return Int32Array.from(terms, (t) => this.idOf(t));
+  }
+}
+
+/** Terms a query looks for, by id (1 where wanted); ids past its end are terms it does not name. */
+interface Wanted {
+  ids: Uint8Array;
+  terms: readonly string[];
+}
+
+function wantedOf(termIds: TermIds, terms: ReadonlySet<string>): Wanted {
+  const ids = [...terms].map((t) => termIds.idOf(t));
+  const wanted = new Uint8Array(termIds.terms.length);
+  for (const id of ids) wanted[id] = 1;
+  return { ids: wanted, terms: termIds.terms };
+}
+
 /** Positions of the terms a query needs in one field: one pass, nothing kept for other terms. */
-function fieldOf(tokens: readonly string[], needed: ReadonlySet<string>): Field {
+function fieldOf(tokens: Int32Array, needed: Wanted): Field {
   const positions = new Map<string, number[]>();
+  const { ids, terms } = needed;
   for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    if (!needed.has(t)) continue;
+    const id = tokens[i]!;
+    if (id >= ids.length || ids[id] === 0) continue;
+    const t = terms[id]!;
     const list = positions.get(t);
     if (list === undefined) positions.set(t, [i]);
     else list.push(i);
@@ -99,15 +141,15 @@ function stemSequence(query: AnalysedQuery): string[] {
   return seq;
 }
 
-/** Every FTS term a query's features look up: its own and its expansions'. */
-const neededTerms = new WeakMap<AnalysedQuery, Set<string>>();
-function termsNeeded(query: AnalysedQuery): Set<string> {
+/** Every FTS term a query's features look up, its own and its expansions', as ids of one FieldCache's TermIds. */
+const neededTerms = new WeakMap<AnalysedQuery, { termIds: TermIds; wanted: Wanted }>();
+function termsNeeded(query: AnalysedQuery, termIds: TermIds): Wanted {
   let needed = neededTerms.get(query);
-  if (needed === undefined) {
-    needed = new Set([...query.stems, ...query.expansions.flatMap((e) => e.terms)]);
+  if (needed === undefined || needed.termIds !== termIds) {
+    needed = { termIds, wanted: wantedOf(termIds, new Set([...query.stems, ...query.expansions.flatMap((e) => e.terms)])) };
     neededTerms.set(query, needed);
   }
-  return needed;
+  return needed.wanted;
 }
 
 /** What every candidate's features read of one query under one index state, worked out once for all of them. */
@@ -117,6 +159,8 @@ interface QueryParts {
   idf: Map<string, number>;
   /** The query's own terms and its one-word expansions: what proximity looks for. */
   proximityStems: Set<string>;
+  /** proximityStems by id, and the TermIds they are ids of. */
+  proximity?: { termIds: TermIds; wanted: Wanted };
   /** Each expansion's terms, joined by spaces. */
   expansionTexts: Set<string>;
 }
@@ -147,6 +191,8 @@ function idfOf(parts: QueryParts, terms: readonly string[], surfaces: ReadonlyMa
 }
 
 const FIELD_CACHE_ENTRIES_MAX = 20_000;
+/** Term ids held at most (queries' own terms get ids too): past it the cache starts over. */
+const TERM_IDS_MAX = 1_000_000;
 
 /**
  * Tokenised fields by the passage's content hash. One per index (SearchIndex), not per
@@ -155,6 +201,8 @@ const FIELD_CACHE_ENTRIES_MAX = 20_000;
  */
 export class FieldCache {
   readonly #fields = new Map<string, Fields>();
+  /** The cached fields' term ids; starts over with the cache. */
+  #termIds = new TermIds();
 
   /** Tokenises a passage's fields ahead of need (while the vector half runs elsewhere). */
   prepare(text: CandidateText): void {
@@ -164,10 +212,16 @@ export class FieldCache {
   of(text: CandidateText): Fields {
     let f = this.#fields.get(text.contentHash);
     if (f === undefined) {
+      if (this.#fields.size >= FIELD_CACHE_ENTRIES_MAX || this.#termIds.terms.length >= TERM_IDS_MAX) {
+        this.#fields.clear();
+        this.#termIds = new TermIds();
+      }
+      const ids = this.#termIds;
       f = {
-        citation: termsOf(text.citation),
-        heading: termsOf(text.heading),
-        body: termsOf(text.body),
+        termIds: ids,
+        citation: ids.idsOf(termsOf(text.citation)),
+        heading: ids.idsOf(termsOf(text.heading)),
+        body: ids.idsOf(termsOf(text.body)),
         title: new Set(termsOf(text.title || text.heading)),
         defines: definitionsIn(text.body).map((d) => {
           const stems = termsOf(d.term);
@@ -175,7 +229,6 @@ export class FieldCache {
         }),
         exceptionLanguage: EXCEPTION_LANGUAGE.test(text.body),
       };
-      if (this.#fields.size >= FIELD_CACHE_ENTRIES_MAX) this.#fields.clear();
       this.#fields.set(text.contentHash, f);
     }
     return f;
@@ -215,17 +268,23 @@ function bm25f(fields: IndexedFields, terms: readonly string[], parts: QueryPart
 }
 
 /** Shortest token span holding two different query terms, as 1 / (1 + span); 0 if none. */
-function proximity(body: readonly string[], stems: ReadonlySet<string>): number {
+function proximity(body: Int32Array, stems: Wanted): number {
   let best = Infinity;
-  let lastTerm: string | undefined;
+  let lastTerm = -1;
   let lastAt = -1;
-  body.forEach((t, i) => {
-    if (!stems.has(t)) return;
-    if (lastTerm !== undefined && lastTerm !== t) best = Math.min(best, i - lastAt);
+  for (let i = 0; i < body.length; i++) {
+    const t = body[i]!;
+    if (t >= stems.ids.length || stems.ids[t] === 0) continue;
+    if (lastTerm >= 0 && lastTerm !== t) best = Math.min(best, i - lastAt);
     lastTerm = t;
     lastAt = i;
-  });
+  }
   return best === Infinity ? 0 : 1 / best;
+}
+
+function proximityWanted(parts: QueryParts, termIds: TermIds): Wanted {
+  if (parts.proximity?.termIds !== termIds) parts.proximity = { termIds, wanted: wantedOf(termIds, parts.proximityStems) };
+  return parts.proximity.wanted;
 }
 
 const EXCEPTION_LANGUAGE =
@@ -245,7 +304,7 @@ export interface CandidateSignals {
 /** `cached`: the passage's tokenised fields (FieldCache.of). */
 export function candidateFeatures(text: CandidateText, cached: Fields, query: AnalysedQuery, stats: TermStatistics, signals: CandidateSignals): FeatureVector {
   const f = new Float64Array(FEATURES.length);
-  const needed = termsNeeded(query);
+  const needed = termsNeeded(query, cached.termIds);
   const fields: IndexedFields & { title: Set<string> } = {
     citation: fieldOf(cached.citation, needed),
     heading: fieldOf(cached.heading, needed),
@@ -281,7 +340,7 @@ export function candidateFeatures(text: CandidateText, cached: Fields, query: An
   set("coverage", idfTotal === 0 ? 0 : covered / idfTotal);
   set("titleCoverage", idfTotal === 0 ? 0 : titled / idfTotal);
   set("titleExpansions", Math.min(1, titleExpansions));
-  set("proximity", proximity(cached.body, parts.proximityStems));
+  set("proximity", proximity(cached.body, proximityWanted(parts, cached.termIds)));
   set("cosine", signals.cosine);
   set("cosineGap", signals.cosine - signals.bestCosine);
   set("titleCosine", signals.titleCosine);
