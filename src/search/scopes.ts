@@ -70,16 +70,6 @@ export function resolveSearchScope(db: Database, orgId: string, jurisdictions: r
   return { allShared, jurisdictions, orgScopes };
 }
 
-/** Rows (passage × scope) the given scopes hold, counting no further than `cap`. */
-export function scopeRowCount(db: Database, scopes: readonly string[], cap: number): number {
-  if (scopes.length === 0) return 0;
-  return db
-    .query<{ n: number }, (string | number)[]>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM search_chunk_scopes WHERE scope IN (${placeholders(scopes.length)}) LIMIT ?)`,
-    )
-    .get(...scopes, cap)!.n;
-}
-
 /** Those of the given passages that belong to any of `scopes`. */
 export function chunksInScopes(db: Database, ids: readonly number[], scopes: readonly string[]): Set<number> {
   if (ids.length === 0 || scopes.length === 0) return new Set();

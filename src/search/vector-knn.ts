@@ -129,8 +129,8 @@ function knnHits(
 }
 
 /**
- * Exact cosine KNN over the given scopes (no quantization): the benchmark's ground truth, and
- * the cheaper path for a small scope, whose rows the scope index finds without a vec0 scan.
+ * Exact cosine KNN over the given scopes (no quantization): the ground truth recall is
+ * measured against (benchmarks and tests).
  */
 export function exactVectorSearch(db: Database, query: Float32Array, scopes: readonly string[], limit: number): VectorHit[] {
   return db
