@@ -10,7 +10,6 @@ import { fuse, mergeHits, type CitedHit } from "./hybrid";
 import type { ExpansionSource } from "./lexicon";
 import { mentionedJurisdictions } from "./mentions";
 import { candidateTextOf } from "./passage-text";
-import { wordTokens } from "./text/tokens";
 import { commonTermsConjunction, ftsMatchExpression, queryTerms, rareTermsDisjunction } from "./query-text";
 import { analyseQuery, type AnalysedQuery } from "./rank/analyse";
 import { pageSize, SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, type SearchMethod, type SearchRequest } from "./request";
@@ -42,21 +41,10 @@ export function bm25Search(
   const { isCommon } = index.termStatistics.current();
   const match = ftsMatchExpression(query, isCommon);
   if (match === undefined) return [];
-  const hits = search(match, { allOf: commonTermsConjunction(query, isCommon), anyOf: ofRareWords(rareTermsDisjunction(query, isCommon), isCommon) });
+  const hits = search(match, { allOf: commonTermsConjunction(query, isCommon), anyOf: rareTermsDisjunction(query, isCommon) });
   // Only a query of common terms alone requires every term, so only it can come back short for that.
   if (hits.length >= wanted || !queryTerms(query).every(isCommon)) return hits;
-  return search(ftsMatchExpression(query)!, {});
-}
-
-/**
- * An OR the term index may hold: phrases of rare words only. Their postings load in a few
- * ms; a phrase with a common word ("information deleted") would read every occurrence of
- * that word (~100 ms at 100k passages, per thread), more than FTS5's OR costs in dozens of
- * searches, so FTS5 answers those.
- */
-function ofRareWords(phrases: readonly string[] | undefined, isCommon: (term: string) => boolean): readonly string[] | undefined {
-  // Every word as FTS5 reads it, stopwords and single characters included.
-  return phrases?.every((p) => wordTokens(p).every((t) => !isCommon(t))) ? phrases : undefined;
+  return search(ftsMatchExpression(query)!, { anyOf: rareTermsDisjunction(query) });
 }
 
 /** The term index's answer for an AND or an OR of phrases, if it holds them all (else FTS5 answers). */
@@ -155,15 +143,13 @@ export async function gatherCandidates(
   // would score most of the index.
   const bm25 = method === "vector" ? [] : bm25Search(index, query, within, tuning.fts, candidates, method === "bm25" ? topK : 0);
   trace?.lap("bm25");
-  const { isCommon } = index.termStatistics.current();
-  const expansionPhrases = method === "vector" ? [] : expansionCandidatePhrases(analysed, isCommon);
+  const expansionPhrases = method === "vector" ? [] : expansionCandidatePhrases(analysed, index.termStatistics.current().isCommon);
   const expansionMatch = expansionPhrases.map((p) => `"${p}"`).join(" OR ");
-  const heldExpansions = { anyOf: ofRareWords(expansionPhrases, isCommon) };
   const expanded =
     expansionPhrases.length === 0
       ? []
       : within
-          .map((s) => termIndexSearch(index, heldExpansions, s, tuning.fts, tuning.expansionCandidates) ?? bm25Within(index, expansionMatch, s, tuning.fts, tuning.expansionCandidates))
+          .map((s) => termIndexSearch(index, { anyOf: expansionPhrases }, s, tuning.fts, tuning.expansionCandidates) ?? bm25Within(index, expansionMatch, s, tuning.fts, tuning.expansionCandidates))
           .reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   trace?.lap("bm25Expansions");
   // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
