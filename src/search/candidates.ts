@@ -10,7 +10,7 @@ import { fuse, mergeHits, type CitedHit } from "./hybrid";
 import type { ExpansionSource } from "./lexicon";
 import { mentionedJurisdictions } from "./mentions";
 import { candidateTextOf } from "./passage-text";
-import { commonTermsConjunction, ftsMatchExpression, queryTerms, rareTermsDisjunction } from "./query-text";
+import { commonTermsConjunction, ftsMatchExpression, queryTerms } from "./query-text";
 import { analyseQuery, type AnalysedQuery } from "./rank/analyse";
 import { pageSize, SEARCH_JURISDICTIONS_MAX, SEARCH_QUERY_CHARS_MAX, type SearchMethod, type SearchRequest } from "./request";
 import { chunksInScopes, orgScope, resolveSearchScope, scopesOfSearch, type SearchScope } from "./scopes";
@@ -33,31 +33,18 @@ export function bm25Search(
   /** Fewer hits than this for a query of common terms alone: fall back to any of them. */
   wanted: number,
 ): FtsHit[] {
-  // `phrases`: what `match` requires all or any of, which the in-memory term index may answer instead of FTS5 (same hits).
-  const search = (match: string, phrases: { allOf?: readonly string[]; anyOf?: readonly string[] }) =>
+  // `allOf`: the phrases `match` requires all of, which the in-memory term index may answer instead of FTS5 (same hits).
+  const search = (match: string, allOf?: readonly string[]) =>
     scopes
-      .map((s) => termIndexSearch(index, phrases, s, weights, candidates) ?? bm25Within(index, match, s, weights, candidates))
+      .map((s) => (allOf && index.bm25Terms.searchAllOf(allOf, s, weights, candidates)) ?? bm25Within(index, match, s, weights, candidates))
       .reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   const { isCommon } = index.termStatistics.current();
   const match = ftsMatchExpression(query, isCommon);
   if (match === undefined) return [];
-  const hits = search(match, { allOf: commonTermsConjunction(query, isCommon), anyOf: rareTermsDisjunction(query, isCommon) });
+  const hits = search(match, commonTermsConjunction(query, isCommon));
   // Only a query of common terms alone requires every term, so only it can come back short for that.
   if (hits.length >= wanted || !queryTerms(query).every(isCommon)) return hits;
-  return search(ftsMatchExpression(query)!, { anyOf: rareTermsDisjunction(query) });
-}
-
-/** The term index's answer for an AND or an OR of phrases, if it holds them all (else FTS5 answers). */
-function termIndexSearch(
-  index: SearchIndex,
-  phrases: { allOf?: readonly string[]; anyOf?: readonly string[] },
-  scope: SearchScope,
-  weights: FtsWeights,
-  limit: number,
-): FtsHit[] | undefined {
-  if (phrases.allOf !== undefined) return index.bm25Terms.searchAllOf(phrases.allOf, scope, weights, limit);
-  if (phrases.anyOf !== undefined) return index.bm25Terms.searchAnyOf(phrases.anyOf, scope, weights, limit);
-  return undefined;
+  return search(ftsMatchExpression(query)!);
 }
 
 /** A candidate passage on its way through the ranking. */
@@ -143,14 +130,11 @@ export async function gatherCandidates(
   // would score most of the index.
   const bm25 = method === "vector" ? [] : bm25Search(index, query, within, tuning.fts, candidates, method === "bm25" ? topK : 0);
   trace?.lap("bm25");
-  const expansionPhrases = method === "vector" ? [] : expansionCandidatePhrases(analysed, index.termStatistics.current().isCommon);
-  const expansionMatch = expansionPhrases.map((p) => `"${p}"`).join(" OR ");
+  const expansionMatch = method === "vector" ? undefined : expansionMatchExpression(analysed, index.termStatistics.current().isCommon);
   const expanded =
-    expansionPhrases.length === 0
+    expansionMatch === undefined
       ? []
-      : within
-          .map((s) => termIndexSearch(index, { anyOf: expansionPhrases }, s, tuning.fts, tuning.expansionCandidates) ?? bm25Within(index, expansionMatch, s, tuning.fts, tuning.expansionCandidates))
-          .reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+      : within.map((s) => bm25Within(index, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   trace?.lap("bm25Expansions");
   // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
   if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {
@@ -201,15 +185,15 @@ const EXPANSION_CANDIDATE_TERMS_MAX = 8;
 const CANDIDATE_SOURCES: ReadonlySet<ExpansionSource> = new Set(["glossary", "wordnet-derivation", "definition"]);
 
 /**
- * The query's expansions that bring candidates, as FTS5 phrases (ORed into one MATCH): each
- * a phrase where it has several words. An expansion in a large share of the index
- * ("controller", "personal data" over a big corpus) would make FTS5 score most of it and
- * ranks little: it is left out here, and still weighs in on the candidates the other
- * searches find.
+ * FTS5 MATCH for the query's expansions that bring candidates: each quoted, a phrase where it
+ * has several words. An expansion in a large share of the index ("controller", "personal
+ * data" over a big corpus) would make FTS5 score most of it and ranks little: it is left out
+ * here, and still weighs in on the candidates the other searches find.
  */
-function expansionCandidatePhrases(analysed: AnalysedQuery, isCommon: (term: string) => boolean): string[] {
-  return analysed.expansions
+function expansionMatchExpression(analysed: AnalysedQuery, isCommon: (term: string) => boolean): string | undefined {
+  const terms = analysed.expansions
     .filter((e) => CANDIDATE_SOURCES.has(e.source) && !e.text.split(" ").every(isCommon))
     .slice(0, EXPANSION_CANDIDATE_TERMS_MAX)
-    .map((e) => e.text.replace(/["']/g, " "));
+    .map((e) => `"${e.text.replace(/["']/g, " ")}"`);
+  return terms.length === 0 ? undefined : terms.join(" OR ");
 }

@@ -67,18 +67,6 @@ export function ftsMatchExpression(query: string, isCommon: (term: string) => bo
 }
 
 /**
- * The phrases (their texts, in order) ftsMatchExpression ORs together, or undefined when it
- * builds an AND (or nothing).
- */
-export function rareTermsDisjunction(query: string, isCommon: (term: string) => boolean = () => false): string[] | undefined {
-  const all = queryTerms(query);
-  const rare = all.filter((t) => !isCommon(t));
-  if (rare.length === 0) return undefined;
-  const pairs = queryBigrams(query).filter((p) => !p.split(" ").every(isCommon));
-  return [...rare, ...pairs].map(phraseText);
-}
-
-/**
  * The phrases (their texts, in order) ftsMatchExpression requires all of when every term is
  * common, or undefined when it builds an OR.
  */

@@ -8,7 +8,7 @@ import { ftsSearch, type FtsWeights } from "../../src/search/fts-store";
 import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
 import { seededRandom } from "../../src/search/ivf";
 import { Lexicon } from "../../src/search/lexicon";
-import { commonTermsConjunction, queryTerms, rareTermsDisjunction } from "../../src/search/query-text";
+import { commonTermsConjunction, queryTerms } from "../../src/search/query-text";
 import { analyseQuery } from "../../src/search/rank/analyse";
 import type { SearchScope } from "../../src/search/scopes";
 import { SearchIndex } from "../../src/search/search-index";
@@ -28,7 +28,6 @@ const scopes: SearchScope[] = [];
 const WEIGHTS: FtsWeights[] = [DEFAULT_SEARCH_TUNING.fts, { citation: 2.5, heading: 1.3, body: 0.7 }];
 
 const allOf = (phrases: readonly string[]) => phrases.map((p) => `"${p}"`).join(" AND ");
-const anyOf = (phrases: readonly string[]) => phrases.map((p) => `"${p}"`).join(" OR ");
 
 /** The term index's answer once it holds what the search needs (undefined: a form it leaves to FTS5). */
 async function fast(phrases: readonly string[], scope: SearchScope, weights: FtsWeights, limit: number) {
@@ -162,39 +161,6 @@ test("generated conjunctions of frequent and rare words score exactly as in FTS5
   expect(hits).toBeGreaterThan(10_000);
 }, 60_000);
 
-/** The term index's answer to an OR once it holds its phrases. */
-async function fastAnyOf(phrases: readonly string[], scope: SearchScope, weights: FtsWeights, limit: number) {
-  const terms = deps.searchIndex.bm25Terms;
-  const first = terms.searchAnyOf(phrases, scope, weights, limit);
-  if (first !== undefined) return first;
-  await terms.load();
-  return terms.searchAnyOf(phrases, scope, weights, limit);
-}
-
-test("the judged questions' ORs of words and word pairs, and of their expansions, score exactly as in FTS5", async () => {
-  const lexicon = await Lexicon.load();
-  let compared = 0;
-  let hits = 0;
-  for (const [n, { query }] of questionsFile.questions.entries()) {
-    const expansions = analyseQuery(query, lexicon).expansions.slice(0, 8).map((e) => e.text.replace(/["']/g, " "));
-    for (const phrases of [rareTermsDisjunction(query)!, expansions]) {
-      if (phrases.length === 0) continue;
-      const scope = scopes[n % scopes.length]!;
-      const weights = WEIGHTS[n % 2]!;
-      for (const limit of [100, 7]) {
-        const expected = ftsSearch(deps.db, anyOf(phrases), scope, weights, limit);
-        const got = await fastAnyOf(phrases, scope, weights, limit);
-        if (got === undefined) throw new Error(`not answered: ${anyOf(phrases)}`);
-        expect({ phrases, got }).toEqual({ phrases, got: expected });
-        hits += got.length;
-        compared++;
-      }
-    }
-  }
-  expect(compared).toBeGreaterThan(800);
-  expect(hits).toBeGreaterThan(30_000);
-}, 120_000);
-
 test("equal scores keep FTS5's order (ascending passage id)", async () => {
   const hits = await fast(["authority", "notice"], { allShared: false, jurisdictions: ["eu"], orgScopes: [] }, WEIGHTS[0]!, 100);
   const twins = hits!.filter((h, i) => hits!.some((o, j) => j !== i && o.bm25 === h.bm25));
@@ -259,19 +225,4 @@ test("a search of common terms alone is answered from the term index", async () 
   await index.bm25Terms.load();
   expect(index.bm25Terms.size.postings).toBeGreaterThan(0);
   expect(await searchKnowledgeBase({ searchIndex: index }, request, DEFAULT_SEARCH_TUNING, "bm25")).toEqual(byFts5);
-});
-
-test("a search's OR of rarer words and its expansions are answered from the term index", async () => {
-  const index = new SearchIndex(deps.db, deps.searchIndex.embedder);
-  const lexicon = await Lexicon.load();
-  const request = { orgId: "org-a", query: "how fast must a hacked company warn the regulator", jurisdictions: all, topK: 10 };
-  const byFts5 = await searchKnowledgeBase({ searchIndex: index, lexicon }, request, DEFAULT_SEARCH_TUNING, "hybrid");
-  expect(index.bm25Terms.size.postings).toBe(0);
-  await index.bm25Terms.load();
-  const held = index.bm25Terms.size.postings;
-  expect(held).toBeGreaterThan(0);
-  expect(await searchKnowledgeBase({ searchIndex: index, lexicon }, request, DEFAULT_SEARCH_TUNING, "hybrid")).toEqual(byFts5);
-  // Nothing was missing the second time: nothing more was asked for.
-  await index.bm25Terms.load();
-  expect(index.bm25Terms.size.postings).toBe(held);
 });

@@ -1,5 +1,5 @@
 /**
- * FTS5's bm25() top-k for an AND or an OR of phrases, computed from their postings held in
+ * FTS5's bm25() top-k for an AND of phrases, computed from their postings held in
  * memory (term-index.ts). Every number is FTS5's: the same formula, operations in the same
  * order, over the same counts, so the scores are the same doubles; ties keep FTS5's order
  * (SQLite's ORDER BY … LIMIT keeps, among equal scores, the rows it visited first, and FTS5
@@ -135,56 +135,17 @@ export function conjunctionTopK(
       if (at === rows.length) break next;
       if (rows[at] !== row) continue next;
     }
-    top.offer(row, -1.0 * rowScore(phrases, cursors, row, idf, rowTokens[row]!, avgdl, w));
-  }
-  return top.sorted();
-}
-
-/**
- * The `limit` best rows holding any of the phrases (`phrases` in the MATCH's order) among
- * those `allowed` admits, scored as conjunctionTopK scores them: a phrase a row lacks adds
- * 0 to its score, as in FTS5.
- */
-export function disjunctionTopK(
-  phrases: readonly Postings[],
-  totals: Fts5Totals,
-  rowTokens: Int32Array,
-  allowed: (row: number) => boolean,
-  weights: FtsWeights,
-  limit: number,
-): FtsHit[] {
-  if (phrases.length === 0 || limit <= 0) return [];
-  const avgdl = totals.tokens / totals.rows;
-  const idf = phrases.map((p) => idfOf(totals.rows, p.rows.length));
-  const cursors = new Int32Array(phrases.length);
-  const top = new TopHits(limit);
-  const w = [weights.citation, weights.heading, weights.body];
-  for (;;) {
-    // Rows by ascending id, as FTS5 visits them: the least row under any cursor.
-    let row = Infinity;
+    const lengthNorm = K1 * (1 - B + (B * rowTokens[row]!) / avgdl);
+    let score = 0.0;
     for (let i = 0; i < phrases.length; i++) {
-      const rows = phrases[i]!.rows;
-      if (cursors[i]! < rows.length) row = Math.min(row, rows[cursors[i]!]!);
+      const counts = phrases[i]!.counts;
+      const base = 3 * cursors[i]!;
+      // bm25() adds a column's weight once per occurrence, columns in order (xInst's order).
+      let freq = 0.0;
+      for (let c = 0; c < 3; c++) for (let n = counts[base + c]!; n > 0; n--) freq += w[c]!;
+      score += idf[i]! * ((freq * (K1 + 1.0)) / (freq + lengthNorm));
     }
-    if (row === Infinity) break;
-    if (allowed(row)) top.offer(row, -1.0 * rowScore(phrases, cursors, row, idf, rowTokens[row]!, avgdl, w));
-    for (let i = 0; i < phrases.length; i++) if (phrases[i]!.rows[cursors[i]!] === row) cursors[i]!++;
+    top.offer(row, -1.0 * score);
   }
   return top.sorted();
-}
-
-/** bm25() of one row of `tokens` tokens: each phrase whose cursor is at `row` adds its term, in the MATCH's order. */
-function rowScore(phrases: readonly Postings[], cursors: Int32Array, row: number, idf: readonly number[], tokens: number, avgdl: number, w: readonly number[]): number {
-  const lengthNorm = K1 * (1 - B + (B * tokens) / avgdl);
-  let score = 0.0;
-  for (let i = 0; i < phrases.length; i++) {
-    const { rows, counts } = phrases[i]!;
-    if (rows[cursors[i]!] !== row) continue;
-    const base = 3 * cursors[i]!;
-    // bm25() adds a column's weight once per occurrence, columns in order (xInst's order).
-    let freq = 0.0;
-    for (let c = 0; c < 3; c++) for (let n = counts[base + c]!; n > 0; n--) freq += w[c]!;
-    score += idf[i]! * ((freq * (K1 + 1.0)) / (freq + lengthNorm));
-  }
-  return score;
 }

@@ -1,7 +1,7 @@
 /**
  * BM25 for a query of common terms alone (an AND of long posting lists, which FTS5 walks
- * and scores slowly at 100k passages), and for an OR of rarer terms and phrases, from
- * postings held in memory: the same rows, scores and order as FTS5 (conjunction.ts). A word FTS5 splits into a phrase ("1003.4", "u.s")
+ * and scores slowly at 100k passages) from postings held in memory: the same rows, scores
+ * and order as FTS5 (conjunction.ts). A word FTS5 splits into a phrase ("1003.4", "u.s")
  * is held as the phrase's own postings, found from its tokens' offsets. One per connection
  * (SearchIndex), in the thread that runs its searches.
  *
@@ -17,7 +17,7 @@ import type { Database } from "bun:sqlite";
 import type { FtsHit, FtsWeights } from "../fts-store";
 import { BM25_GENERATION, readMetaValue } from "../meta-store";
 import { ORGANISATION_PASSAGE_TOKEN, scopeToken, type SearchScope } from "../scopes";
-import { conjunctionTopK, disjunctionTopK, type Postings } from "./conjunction";
+import { conjunctionTopK, type Postings } from "./conjunction";
 import { declaredTokenizer, Fts5Tokenizer, OFFSETS, openInstances, readRowLengths, readTermInstances, readTotals, type Fts5Totals } from "./fts5-tables";
 
 /**
@@ -75,15 +75,6 @@ export class Bm25TermIndex {
    * was missing is loaded for the next search).
    */
   searchAllOf(phrases: readonly string[], scope: SearchScope, weights: FtsWeights, limit: number): FtsHit[] | undefined {
-    return this.#search(phrases, scope, weights, limit, conjunctionTopK);
-  }
-
-  /** What ftsSearch returns for `"p1" OR "p2" …` within `scope`, as searchAllOf does for an AND. */
-  searchAnyOf(phrases: readonly string[], scope: SearchScope, weights: FtsWeights, limit: number): FtsHit[] | undefined {
-    return this.#search(phrases, scope, weights, limit, disjunctionTopK);
-  }
-
-  #search(phrases: readonly string[], scope: SearchScope, weights: FtsWeights, limit: number, topK: typeof conjunctionTopK): FtsHit[] | undefined {
     const tokenizer = this.#openTokenizer();
     if (tokenizer === null || phrases.length === 0) return undefined;
     const keys: string[] = [];
@@ -102,7 +93,7 @@ export class Bm25TermIndex {
       return undefined;
     }
     const allowed = scopeFilter(copy.rowTokens.length, scope.allShared, lists.slice(keys.length));
-    return topK(lists.slice(0, keys.length), copy.totals, copy.rowTokens, allowed, weights, limit);
+    return conjunctionTopK(lists.slice(0, keys.length), copy.totals, copy.rowTokens, allowed, weights, limit);
   }
 
   /** The copy if it matches the index now. */
