@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
-import { openDatabase } from "../../src/db/open";
 import { bm25Within } from "../../src/search/bm25/within";
-import { importSampleCorpus, loadSampleCorpus } from "../../src/search/corpus/import";
+import { loadSampleCorpus } from "../../src/search/corpus/import";
 import { ftsSearch } from "../../src/search/fts-store";
 import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
 import { ftsMatchExpression } from "../../src/search/query-text";
@@ -11,8 +10,7 @@ import type { SearchScope } from "../../src/search/scopes";
 import type { SearchIndex } from "../../src/search/search-index";
 import { DEFAULT_SEARCH_TUNING } from "../../src/search/tuning";
 import questionsFile from "../search-quality/questions.json";
-import { readySearchIndex } from "../helpers/search-index";
-import { tempDir } from "../helpers/server";
+import { sampleCorpusIndex } from "../helpers/search-index";
 
 // The sample corpus plus organisations' copies of it: BM25 within a broad scope (filtered
 // after ranking) must be exactly the scoped MATCH's (the same passages, order and scores),
@@ -52,11 +50,10 @@ function expectSameAsScopedMatch(limits: readonly number[]): number {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  const db = await openDatabase(dir);
-  deps = { db, searchIndex: await readySearchIndex(db) };
-  await importSampleCorpus(deps);
-  for (const org of ["org-a", "org-b"]) db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES (?, ?, 0)").run(org, org);
+  const index = await sampleCorpusIndex(["org-a", "org-b"]);
+  dir = index.dir;
+  deps = index;
+  const { db } = index;
   await orgCopy("a-any", "org-a", [], 2);
   await orgCopy("a-eu", "org-a", ["eu"], 3);
   await orgCopy("b-eu", "org-b", ["eu"], 2);

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
-import { openDatabase } from "../../src/db/open";
-import { importSampleCorpus } from "../../src/search/corpus/import";
 import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
 import { readMetaValue, VECTOR_GENERATION } from "../../src/search/meta-store";
 import type { SearchScope } from "../../src/search/scopes";
@@ -12,8 +10,7 @@ import { exactVectorSearch, vectorSearch } from "../../src/search/vector-knn";
 import { clusterSharedVectors } from "../../src/search/vector-layout";
 import { VectorMemory } from "../../src/search/vector-memory";
 import questionsFile from "../search-quality/questions.json";
-import { readySearchIndex } from "../helpers/search-index";
-import { tempDir } from "../helpers/server";
+import { sampleCorpusIndex } from "../helpers/search-index";
 
 // The sample corpus clustered into a few clusters (the large-corpus path at test size), with
 // two organisations' own documents: the in-memory shortlist must pick exactly what vec0 picks.
@@ -30,11 +27,10 @@ async function orgDocument(documentId: string, orgId: string, text: string, juri
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  const db = await openDatabase(dir);
-  deps = { db, searchIndex: await readySearchIndex(db) };
-  await importSampleCorpus(deps);
-  for (const org of ["org-a", "org-b"]) db.query("INSERT INTO organisations (id, name, created_at_ms) VALUES (?, ?, 0)").run(org, org);
+  const index = await sampleCorpusIndex(["org-a", "org-b"]);
+  dir = index.dir;
+  deps = index;
+  const { db } = index;
   await orgDocument("a-1", "org-a", "Our policy on notifying the supervisory authority of a personal data breach within 72 hours.");
   await orgDocument("b-1", "org-b", "Our policy on notifying the supervisory authority of a personal data breach within 72 hours.", ["eu"]);
   all = db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
