@@ -116,7 +116,7 @@ export async function gatherCandidates(
       queryVector,
       orgId: request.orgId,
       scope,
-      focus: focus === undefined ? undefined : { jurisdictions: mentioned, scope: focus },
+      focus,
       shortlist,
       limit: Math.min(candidates, shortlist),
       probes: tuning.vectorProbes,

@@ -13,8 +13,8 @@ export interface VectorTask {
   queryVector: Float32Array;
   orgId: string;
   scope: SearchScope;
-  /** Jurisdictions the query names, and what of them this search may read (see mentions.ts). */
-  focus?: { jurisdictions: string[]; scope: SearchScope };
+  /** What this search may read of the jurisdictions the query names (see mentions.ts). */
+  focus?: SearchScope;
   shortlist: number;
   limit: number;
   probes: number;
@@ -40,6 +40,6 @@ export function vectorCandidates({ db, centroids: centroidCache, vectorMemory }:
   const inMemory = vectorMemory?.shortlister();
   const hits = vectorSearch(db, centroids, queryVector, orgId, task.scope, shortlist, limit, probes, inMemory);
   if (task.focus === undefined) return hits;
-  const focused = vectorSearch(db, centroids, queryVector, orgId, task.focus.scope, shortlist, limit, probes, inMemory);
+  const focused = vectorSearch(db, centroids, queryVector, orgId, task.focus, shortlist, limit, probes, inMemory);
   return mergeHits(hits, focused, (h) => h.similarity);
 }

@@ -101,7 +101,7 @@ test("a jurisdiction the query names joins from memory with the passages an exac
   for (const question of questionsFile.questions.slice(0, 20)) {
     const queryVector = await embed(question.query);
     for (const slug of named) {
-      const focus = { jurisdictions: [slug], scope: scopeOf([slug], []) };
+      const focus = scopeOf([slug], []);
       const task = { queryVector, orgId: "org-a", scope: scopeOf(all, ["org:org-a:*"]), focus, shortlist: 50, limit: 10, probes: 3 };
       const ids = new Set(vectorCandidates(reader, task).map((h) => h.chunkId));
       const exact = exactVectorSearch(deps.db, queryVector, [slug], 10);
