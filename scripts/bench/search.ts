@@ -20,7 +20,8 @@
  *    time of this thread in each part; the CPU of whole searches run on one thread as a
  *    search worker runs them, part by part (where each ms of a search's CPU goes); then paid
  *    searches/s over HTTP with 4 concurrent clients, with each synchronous setting, their
- *    latency and the CPU per paid search on each kind of thread (after a warm-up round); the
+ *    latency and the CPU per paid search on each kind of thread (after warm-up rounds until
+ *    the rate is steady: two rounds in a row within 10%, 8 to 20 rounds); the
  *    same searches in this process, charged first or not, with the search workers' CPU per
  *    search (what a charge's commit costs them).
  *    Also the vector search alone (all probe counts once the corpus is clustered): p50/p95
@@ -55,8 +56,9 @@ const SIZES = flag("sizes", "10000,100000").split(",").map(Number);
 const VECTORS = Number(flag("vectors", "1000000"));
 const QUERY_COUNT = Number(flag("queries", "200"));
 const CLIENTS = 4;
-/** HTTP rounds before the measured ones (see benchCorpora). */
-const HTTP_WARM_UP_ROUNDS = 4;
+/** HTTP warm-up rounds (see benchCorpora): at least the first, at most the second, until two in a row are within HTTP_STEADY_SHARE. */
+const HTTP_WARM_UP_ROUNDS = [8, 20] as const;
+const HTTP_STEADY_SHARE = 0.1;
 const PROBES = flag("probes", "4,8,16,32").split(",").map(Number);
 /** Long enough for a search worker to load 100k int8 vectors on a busy 2-core machine. */
 const WARM_UP_MS = 10_000;
@@ -229,7 +231,7 @@ function cpuMsByThread(): Map<string, number> {
  * their latency, and where the CPU went per paid search: the request's thread (HTTP,
  * authentication, the charge, replies, the clients), the search workers, the rest (JIT, GC).
  */
-async function httpThroughput(corpus: BenchCorpus, url: string): Promise<string> {
+async function httpThroughput(corpus: BenchCorpus, url: string): Promise<{ perSecond: number; line: string }> {
   const latencies: number[] = [];
   const cpuBefore = cpuMsByThread();
   const started = performance.now();
@@ -251,10 +253,11 @@ async function httpThroughput(corpus: BenchCorpus, url: string): Promise<string>
   const elapsedMs = performance.now() - started;
   const cpu = [...cpuMsByThread()].map(([name, ms]) => [name, (ms - (cpuBefore.get(name) ?? 0)) / latencies.length] as const);
   const totalMs = cpu.reduce((sum, [, ms]) => sum + ms, 0);
-  return (
-    `${(latencies.length / (elapsedMs / 1000)).toFixed(0)} paid searches/s, latency ${p50p95(latencies)} ms (p50 / p95); ` +
-    `CPU per search ${fmt(totalMs)} ms (${cpu.map(([name, ms]) => `${name} ${fmt(ms)}`).join(", ")}), ${((totalMs * latencies.length) / elapsedMs).toFixed(2)} cores busy`
-  );
+  const perSecond = latencies.length / (elapsedMs / 1000);
+  const line =
+    `${perSecond.toFixed(0)} paid searches/s, latency ${p50p95(latencies)} ms (p50 / p95); ` +
+    `CPU per search ${fmt(totalMs)} ms (${cpu.map(([name, ms]) => `${name} ${fmt(ms)}`).join(", ")}), ${((totalMs * latencies.length) / elapsedMs).toFixed(2)} cores busy`;
+  return { perSecond, line };
 }
 
 /**
@@ -311,14 +314,19 @@ async function benchCorpora(): Promise<void> {
     // Each paid search commits its charge on the request's thread: with `full` (the default) that waits for an fsync.
     // Warm-up rounds, not reported: under concurrency the workers run whole searches, so only
     // now do they fill their own caches and load their BM25 term indexes (between answers).
-    for (let round = 1; round <= HTTP_WARM_UP_ROUNDS; round++) {
-      console.log(`corpus ${target}: HTTP warm-up round ${round}: ${await httpThroughput(corpus, String(server.url))}`);
+    let previous = 0;
+    for (let round = 1; round <= HTTP_WARM_UP_ROUNDS[1]; round++) {
+      const figures = await httpThroughput(corpus, String(server.url));
+      console.log(`corpus ${target}: HTTP warm-up round ${round}: ${figures.line}`);
+      const steady = Math.abs(figures.perSecond - previous) <= HTTP_STEADY_SHARE * previous;
+      previous = figures.perSecond;
+      if (round >= HTTP_WARM_UP_ROUNDS[0] && steady) break;
     }
-    console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=full): ${await httpThroughput(corpus, String(server.url))}`);
+    console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=full): ${(await httpThroughput(corpus, String(server.url))).line}`);
     // Alternating, so that load from elsewhere falls on both alike.
     for (const charged of [false, true, false, true]) console.log(`corpus ${target}: ${CLIENTS} concurrent searches in-process, ${await chargeCost(corpus, charged)}`);
     deps.db.exec("PRAGMA synchronous = NORMAL");
-    console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=normal): ${await httpThroughput(corpus, String(server.url))}`);
+    console.log(`corpus ${target}: HTTP ${CLIENTS} clients (REGKB_SQLITE_SYNCHRONOUS=normal): ${(await httpThroughput(corpus, String(server.url))).line}`);
     deps.db.exec("PRAGMA synchronous = FULL");
     const clusters = deps.searchIndex.centroids.current()?.count;
     const sharedSlugs = deps.db.query<{ slug: string }, []>("SELECT slug FROM jurisdictions").all().map((r) => r.slug);
