@@ -2,14 +2,13 @@
 // handle. It says `ready`, waits for `go` on stdin, then replaces the organisation's
 // jurisdictions COUNT times (alternately both of SLUGS and the first alone) and prints `done`.
 //   URL ORG COUNT SLUG_A SLUG_B
-import { writeSync } from "node:fs";
 import { setOrganisationJurisdictions } from "../../src/auth/service";
 import { systemClock } from "../../src/clock";
 import { openPostgresHandle } from "../../src/db/postgres/sync/handle";
+import { say } from "../helpers/node-child";
 
 const [url, orgId, count, slugA, slugB] = process.argv.slice(2);
 const db = openPostgresHandle({ url: url! });
-const say = (line: string) => writeSync(1, `${line}\n`);
 
 say("ready");
 for await (const line of console) if (line.trim() === "go") break;

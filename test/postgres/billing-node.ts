@@ -4,18 +4,17 @@
 //   webhooks URL PREFIX COUNT  applies the paid checkout event evt_PREFIX_<i> of order PREFIX-<i>
 //                              (session cs_PREFIX_<i>) for i = 0 … COUNT − 1; prints the outcomes
 //   tick URL ROUNDS            runs the billing tick ROUNDS times; prints the summed counts
-import { writeSync } from "node:fs";
 import { paymentEvent, StripePayments } from "../../src/billing/stripe";
 import { billingTick } from "../../src/billing/ticker";
 import { applyPaymentEvent } from "../../src/billing/top-ups";
 import { systemClock } from "../../src/clock";
 import { openPostgresHandle } from "../../src/db/postgres/sync/handle";
 import { createLogger } from "../../src/log";
+import { say } from "../helpers/node-child";
 
 const [mode, url, ...args] = process.argv.slice(2);
 const db = openPostgresHandle({ url: url! });
 const log = createLogger("silent");
-const say = (line: string) => writeSync(1, `${line}\n`);
 
 say("ready");
 for await (const line of console) if (line.trim() === "go") break;

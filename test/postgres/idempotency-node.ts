@@ -3,15 +3,14 @@
 // PREFIX-(COUNT-1) in turn without waiting for holders, keeping each key it wins, and prints
 // one JSON line: per key, the operation id it was given, or "busy" (409 idempotency_key_reused).
 //   URL ORG PREFIX COUNT
-import { writeSync } from "node:fs";
 import { systemClock } from "../../src/clock";
 import { openPostgresHandle } from "../../src/db/postgres/sync/handle";
 import { Refusal } from "../../src/errors";
 import { claimIdempotencyKey } from "../../src/http/idempotency";
+import { say } from "../helpers/node-child";
 
 const [url, orgId, prefix, count] = process.argv.slice(2);
 const db = openPostgresHandle({ url: url! });
-const say = (line: string) => writeSync(1, `${line}\n`);
 
 say("ready");
 for await (const line of console) if (line.trim() === "go") break;

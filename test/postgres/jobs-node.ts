@@ -8,7 +8,7 @@
 //                               prints {"owner", "claimed"}, then renews its leases until it is killed
 //   engine URL KIND LEASE_MS    runs a RunEngine for KIND whose completions are rows of node_completions,
 //                               until `stop` on stdin
-import { writeSync } from "node:fs";
+import { say, waitFor } from "../helpers/node-child";
 import { systemClock } from "../../src/clock";
 import { openPostgresHandle, type PostgresHandle } from "../../src/db/postgres/sync/handle";
 import { RunEngine } from "../../src/jobs/engine";
@@ -18,11 +18,6 @@ import { Metrics } from "../../src/metrics";
 
 const [mode, url, kind, ...rest] = process.argv.slice(2) as [string, string, string, ...string[]];
 const db = openPostgresHandle({ url });
-const say = (line: string) => writeSync(1, `${line}\n`);
-const stdin = console[Symbol.asyncIterator]();
-async function waitFor(word: string): Promise<void> {
-  for (let next = await stdin.next(); !next.done; next = await stdin.next()) if (next.value.trim() === word) return;
-}
 
 say("ready");
 await waitFor("go");

@@ -3,16 +3,15 @@
 // prints one JSON line: the outcome of each charge (the entry id, or "402").
 //   spend URL ORG COUNT PENCE KEY_PREFIX   charges COUNT times under KEY_PREFIX-<i>
 //   hold URL ORG KEY HOLD_MS               charges under KEY inside a transaction it keeps open HOLD_MS after the insert
-import { writeSync } from "node:fs";
 import { charge } from "../../src/billing/ledger";
 import { ledgerKeys } from "../../src/billing/ledger-keys";
 import { openPostgresHandle } from "../../src/db/postgres/sync/handle";
 import { Refusal } from "../../src/errors";
+import { say } from "../helpers/node-child";
 
 const [mode, url, orgId, ...rest] = process.argv.slice(2);
 const db = openPostgresHandle({ url: url! });
 // Written synchronously: in `hold` the thread blocks inside the transaction right after.
-const say = (line: string) => writeSync(1, `${line}\n`);
 
 say("ready");
 for await (const line of console) if (line.trim() === "go") break;

@@ -3,15 +3,14 @@
 // each of EMAILS addresses in turn (from an address of its own per email, so only the per-email limit
 // binds) and prints, as JSON, how many were let through per address.
 //   URL NODE EMAILS ATTEMPTS
-import { writeSync } from "node:fs";
 import { systemClock } from "../../src/clock";
 import { reserveLoginAttempt } from "../../src/dashboard/login-limit";
 import { openPostgresHandle } from "../../src/db/postgres/sync/handle";
 import { Refusal } from "../../src/errors";
+import { say } from "../helpers/node-child";
 
 const [url, node, emails, attempts] = process.argv.slice(2);
 const db = openPostgresHandle({ url: url! });
-const say = (line: string) => writeSync(1, `${line}\n`);
 
 say("ready");
 for await (const line of console) if (line.trim() === "go") break;

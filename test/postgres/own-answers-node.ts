@@ -4,7 +4,7 @@
 // organisation back, and tries to insert the organisation again (a unique violation). It
 // says `ready`, waits for `go`, then prints one JSON line {"checked", "wrong"} and exits.
 //   URL ROUNDS ORG_ID...
-import { writeSync } from "node:fs";
+import { say, waitFor } from "../helpers/node-child";
 import { findOrganisation, insertOrganisation, lockOrganisation } from "../../src/auth/store";
 import { openPostgresHandle, PostgresStatementError } from "../../src/db/postgres/sync/handle";
 import { immediate } from "../../src/db/transaction";
@@ -15,11 +15,6 @@ const RUN_KIND = "own-answers";
 
 const [url, rounds, ...orgIds] = process.argv.slice(2) as [string, string, ...string[]];
 const db = openPostgresHandle({ url });
-const say = (line: string) => writeSync(1, `${line}\n`);
-const stdin = console[Symbol.asyncIterator]();
-async function waitFor(word: string): Promise<void> {
-  for (let next = await stdin.next(); !next.done; next = await stdin.next()) if (next.value.trim() === word) return;
-}
 
 /** What went wrong in one round, or nothing: each answer must be the one its own statement asked for. */
 function round(index: number): string[] {

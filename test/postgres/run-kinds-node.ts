@@ -9,7 +9,7 @@
 //   create-held URL ORG_ID RUN_ID
 //                       creates screening RUN_ID for ORG_ID inside a transaction it keeps open: prints
 //                       `holding`, waits 1.5 s, commits, prints `committed`
-import { rmSync, writeSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { upsertJurisdiction } from "../../src/auth/store";
 import { systemClock } from "../../src/clock";
 import { openDatabase } from "../../src/db/open";
@@ -21,6 +21,7 @@ import { createLogger } from "../../src/log";
 import { Metrics } from "../../src/metrics";
 import { indexDocument } from "../../src/search/indexing";
 import { createScreening, screeningRunKind, type ScreeningDeps } from "../../src/screenings/service";
+import { say, waitFor } from "../helpers/node-child";
 import { readySearchIndex } from "../helpers/search-index";
 import { tempDir } from "../helpers/server";
 
@@ -28,11 +29,6 @@ export const NODE_PASSAGE = "The controller shall notify a personal data breach 
 
 const [mode, url, ...rest] = process.argv.slice(2) as [string, string, ...string[]];
 const db = openPostgresHandle({ url });
-const say = (line: string) => writeSync(1, `${line}\n`);
-const stdin = console[Symbol.asyncIterator]();
-async function waitFor(word: string): Promise<void> {
-  for (let next = await stdin.next(); !next.done; next = await stdin.next()) if (next.value.trim() === word) return;
-}
 
 const indexDir = tempDir("regkb-run-kinds-node-");
 const indexDb = await openDatabase(indexDir);
