@@ -21,7 +21,10 @@ const read = (file: string) =>
     readFileSync(file, "utf8")
       .trim()
       .split("\n")
-      .map((line) => [`${(JSON.parse(line) as Reply).scope} ${(JSON.parse(line) as Reply).id}`, line] as const),
+      .map((line) => {
+        const { scope, id } = JSON.parse(line) as Reply;
+        return [`${scope} ${id}`, line] as const;
+      }),
   );
 const passage = (r: Reply["results"][number]) => JSON.stringify([r.source, r.citationPath, r.content]);
 // corpus.ts marks each recombined copy "[bench N]"; folded copies list several.
