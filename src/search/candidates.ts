@@ -4,7 +4,7 @@
  */
 import { citationsInQuery } from "./citations";
 import { citationLookup, jurisdictionNames, SearchRows } from "./chunk-store";
-import { bm25Within } from "./bm25/within";
+import { bm25WithinEach } from "./bm25/within";
 import type { FtsHit, FtsWeights } from "./fts-store";
 import { fuse, mergeHits, type CitedHit } from "./hybrid";
 import type { ExpansionSource } from "./lexicon";
@@ -34,10 +34,11 @@ export function bm25Search(
   wanted: number,
 ): FtsHit[] {
   // `allOf`: the phrases `match` requires all of, which the in-memory term index may answer instead of FTS5 (same hits).
-  const search = (match: string, allOf?: readonly string[]) =>
-    scopes
-      .map((s) => (allOf && index.bm25Terms.searchAllOf(allOf, s, weights, candidates)) ?? bm25Within(index, match, s, weights, candidates))
-      .reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+  const search = (match: string, allOf?: readonly string[]) => {
+    const fromTerms = scopes.map((s) => (allOf ? index.bm25Terms.searchAllOf(allOf, s, weights, candidates) : undefined));
+    const fromFts = bm25WithinEach(index, match, scopes.filter((_, i) => fromTerms[i] === undefined), weights, candidates);
+    return fromTerms.map((hits) => hits ?? fromFts.shift()!).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+  };
   const { isCommon } = index.termStatistics.current();
   const match = ftsMatchExpression(query, isCommon);
   if (match === undefined) return [];
@@ -134,7 +135,7 @@ export async function gatherCandidates(
   const expanded =
     expansionMatch === undefined
       ? []
-      : within.map((s) => bm25Within(index, expansionMatch, s, tuning.fts, tuning.expansionCandidates)).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
+      : bm25WithinEach(index, expansionMatch, within, tuning.fts, tuning.expansionCandidates).reduce((a, b) => mergeHits(a, b, (h) => -h.bm25));
   trace?.lap("bm25Expansions");
   // While the worker still searches vectors, this thread tokenises the best lexical candidates for stage two.
   if (inWorker !== undefined && method === "hybrid" && tuning.rerank) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
-import { bm25Within } from "../../src/search/bm25/within";
+import { bm25Within, bm25WithinEach } from "../../src/search/bm25/within";
 import { loadSampleCorpus } from "../../src/search/corpus/import";
 import { ftsSearch } from "../../src/search/fts-store";
 import { deleteDocumentChunks, indexDocument } from "../../src/search/indexing";
@@ -76,6 +76,33 @@ test("a broad scope is filtered after ranking, with exactly the scoped MATCH's h
     expect(deps.searchIndex.scopeMembers.of([...scope.jurisdictions, ...scope.orgScopes])!.share).toBeGreaterThanOrEqual(0.2);
   }
   expect(expectSameAsScopedMatch([100, 7])).toBeGreaterThan(10_000);
+});
+
+test("a search's filter and the jurisdiction its query names share one ranking, with exactly each scope's own hits", () => {
+  const everything = (orgScopes: string[]): SearchScope => ({ allShared: true, jurisdictions: all, orgScopes });
+  const narrow: SearchScope = { allShared: false, jurisdictions: ["eu"], orgScopes: ["org:org-a:eu"] };
+  // broad[1] reads ["org:org-a:*", "org:org-a:eu"]; broad[2] ["org:org-a:*"]; both are filtered after ranking.
+  const pairs: SearchScope[][] = [
+    [everything([]), broad[0]!],
+    [everything(["org:org-a:*", "org:org-a:eu"]), broad[1]!],
+    // The named jurisdictions read an organisation scope the filter does not: they are ranked on their own.
+    [everything(["org:org-a:*"]), broad[1]!],
+    [broad[2]!, broad[1]!],
+    [everything(["org:org-a:*", "org:org-a:eu"]), narrow],
+  ];
+  let hits = 0;
+  for (const { query } of questionsFile.questions.filter((_, i) => i % 2 === 1)) {
+    const match = ftsMatchExpression(query);
+    if (match === undefined) continue;
+    for (const pair of pairs) {
+      for (const limit of [100, 7]) {
+        const expected = pair.map((scope) => ftsSearch(deps.db, match, scope, WEIGHTS, limit));
+        expect({ query, got: bm25WithinEach(deps.searchIndex, match, pair, WEIGHTS, limit) }).toEqual({ query, got: expected });
+        hits += expected.flat().length;
+      }
+    }
+  }
+  expect(hits).toBeGreaterThan(10_000);
 });
 
 test("after writes (a passage id reused in other scopes) the members are read again", async () => {
