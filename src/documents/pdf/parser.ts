@@ -4,7 +4,7 @@
  * 0.5–1 s) and serve one request at a time; a child that passes its deadline, is aborted, or dies is killed
  * and replaced, so a hostile PDF costs at most one child and one deadline.
  */
-import { watchResidentMemory } from "../../platform/memory-watch";
+import { watchResidentMemory, type MemoryWatch } from "../../platform/memory-watch";
 import { selfArgv } from "../../platform/self";
 import { CHILD_ENV, READY_LINE, type PdfChildMode, type PdfChildReply, type PdfChildRequest, type PdfRejectionCode } from "./protocol";
 
@@ -230,7 +230,7 @@ class PdfChild {
     }, parse.timeoutMs);
     const onAbort = () => this.kill();
     parse.signal?.addEventListener("abort", onAbort, { once: true });
-    let stopWatch = () => {};
+    let memoryWatch: MemoryWatch | undefined;
     try {
       if (!(await this.ready)) {
         this.kill();
@@ -240,7 +240,7 @@ class PdfChild {
       // Measured from the idle child, by the parent, like the deadline: the rlimits the child
       // set on itself cannot see the memory JavaScriptCore reserved at start-up (memory-watch.ts).
       let memoryExceeded = false;
-      stopWatch = watchResidentMemory(this.process.pid, this.memoryBytes, () => {
+      memoryWatch = watchResidentMemory(this.process.pid, this.memoryBytes, () => {
         memoryExceeded = true;
         this.kill();
       });
@@ -251,6 +251,8 @@ class PdfChild {
       // A child that dies mid-write makes flush reject; the line read below reports it.
       await Promise.resolve(sink.flush()).catch(() => undefined);
       const next = await this.lines.next();
+      // However late the reply is read, the parse's peak decides (a sample may not have run since).
+      memoryWatch.check();
       parse.signal?.throwIfAborted();
       if (timedOut) {
         return { ok: false, code: "invalid_pdf", details: `the PDF could not be parsed within ${parse.timeoutMs} ms` };
@@ -267,7 +269,7 @@ class PdfChild {
       }
       return JSON.parse(line) as PdfChildReply;
     } finally {
-      stopWatch();
+      memoryWatch?.stop();
       clearTimeout(timer);
       parse.signal?.removeEventListener("abort", onAbort);
     }

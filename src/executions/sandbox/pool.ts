@@ -1,6 +1,6 @@
 import { renameSync } from "node:fs";
 import type { Logger } from "../../log";
-import { watchResidentMemory } from "../../platform/memory-watch";
+import { watchResidentMemory, type MemoryWatch } from "../../platform/memory-watch";
 import { selfArgv } from "../../platform/self";
 import { materialisePyodide, snapshotPath } from "./assets";
 import { CappedOutput } from "./output";
@@ -261,12 +261,12 @@ export class SandboxPool {
       let startedAtMs: number | undefined;
       let settled = false;
       const timers: ReturnType<typeof setTimeout>[] = [];
-      let stopMemoryWatch = () => {};
+      let memoryWatch: MemoryWatch | undefined;
       const finish = (outcome: { exitCode: number; durationMs: number } | Error) => {
         if (settled) return;
         settled = true;
         for (const timer of timers) clearTimeout(timer);
-        stopMemoryWatch();
+        memoryWatch?.stop();
         signal?.removeEventListener("abort", onAbort);
         child.onMessage(undefined);
         child.kill();
@@ -285,7 +285,7 @@ export class SandboxPool {
             // The hard deadline: SIGKILL of the process group, whatever the code is doing.
             timers.push(setTimeout(() => finish({ exitCode: EXIT_CODE_TIMEOUT, durationMs: timeoutMs }), timeoutMs));
             // The memory ceiling, measured from outside like the deadline (memory-watch.ts).
-            stopMemoryWatch = watchResidentMemory(child.pid, this.options.memoryBytes + MEMORY_WATCH_SLACK_BYTES, () => {
+            memoryWatch = watchResidentMemory(child.pid, this.options.memoryBytes + MEMORY_WATCH_SLACK_BYTES, () => {
               stderr.append(`\nMemoryError: the run used more than its ${mib(this.options.memoryBytes)} MiB of memory and was stopped\n`);
               finish({ exitCode: EXIT_CODE_MEMORY, durationMs: elapsedMs() });
             });
