@@ -28,6 +28,26 @@ async function run(code: string, timeoutMs = RUN_TIMEOUT_MS) {
   return pool.run(code, timeoutMs);
 }
 
+/** JS for js_eval: peaks about 300 MiB past the default limit with plain objects (which no rlimit sees), then lets them go. */
+const OBJECTS_PAST_LIMIT = "let keep = []; for (let i = 0; i < 10000000; i++) keep.push({ i, k: [i, i] }); keep = [];";
+
+/**
+ * Runs `code` while this thread is busy, so no memory sample runs and no frame is read until
+ * the run has ended. A warm child starts the run within the 200 ms before the stall, its
+ * half-second sleep puts the peak inside it, and the stall leaves seconds to spare (the
+ * objects above took about 2 s here).
+ */
+async function runWhileStalled(code: string) {
+  while (pool.idleCount === 0) await Bun.sleep(50);
+  const pending = run(`import time\ntime.sleep(0.5)\n${code}`);
+  await Bun.sleep(200);
+  const stallUntilMs = performance.now() + 6_000;
+  while (performance.now() < stallUntilMs) {
+    // Busy: the event loop can neither run timers nor read the child's frames.
+  }
+  return pending;
+}
+
 beforeAll(async () => {
   pool = await createTestPool();
   expect(pool.available).toBe(true);
@@ -230,6 +250,25 @@ print(js_eval("const keep = []; for (let i = 0; i < 256; i++) { ${hog} } return 
       expect(result.stdout).toBe("start\n");
       expect(result.stderr).toContain("MemoryError: the run used more than its 512 MiB of memory and was stopped");
     }
+  }, 60_000);
+
+  test("a run past the limit is stopped with 137 even when the server's event loop stalls until after its result", async () => {
+    const result = await runWhileStalled(`${JS_EVAL}
+print(js_eval("${OBJECTS_PAST_LIMIT} return 'peaked'"))
+`);
+    expect(result.exitCode).toBe(137);
+    expect(result.stderr).toContain("MemoryError: the run used more than its 512 MiB of memory and was stopped");
+  }, 60_000);
+
+  test("one that forges a result frame and exits before the stalled server reads it is not believed", async () => {
+    // Its peak left with the process, so nothing can vouch for the forged exit code 0.
+    const body = new TextEncoder().encode(JSON.stringify({ type: "result", exitCode: 0 }));
+    const frame = [0, 0, 0, body.length, ...body];
+    const result = await runWhileStalled(`${JS_EVAL}
+js_eval("${OBJECTS_PAST_LIMIT} process.getBuiltinModule('node:fs').writeSync(1, new Uint8Array([${frame.join(",")}])); process.exit(0)")
+`);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain("[the sandbox process ended without a result (exit status 0)]");
   }, 60_000);
 
   test("a run within the limit is unaffected", async () => {

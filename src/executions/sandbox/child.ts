@@ -15,8 +15,9 @@ import { WASM_PAGE_BYTES, withMemoryMaximum } from "./wasm-memory";
 
 /**
  * `regkb __sandbox`: one sandbox child. It loads Pyodide, locks itself down, says "ready",
- * then serves exactly one run read from stdin and exits. Everything it prints on stdout is
- * a protocol frame; the parent owns the deadline and kills us when it passes.
+ * then serves exactly one run read from stdin and waits for the parent to kill it.
+ * Everything it prints on stdout is a protocol frame; the parent owns the deadline and
+ * kills us when it passes.
  *
  * Environment (set by the pool; the child gets nothing else):
  *   REGKB_SANDBOX_MODE         isolated | unsafe-no-isolation | snapshot
@@ -161,6 +162,14 @@ async function readSnapshot(path: string | undefined): Promise<Uint8Array | unde
   return new Uint8Array(await file.arrayBuffer());
 }
 
+/**
+ * After the result the parent reads this process's peak memory from /proc before it believes
+ * the result (memory-watch.ts), however late it gets to it; an exited process has none left.
+ */
+function waitToBeKilled(): never {
+  for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+}
+
 export async function sandboxMain(): Promise<never> {
   const mode = process.env.REGKB_SANDBOX_MODE;
   const indexDir = process.env.REGKB_SANDBOX_INDEX_DIR;
@@ -200,7 +209,7 @@ export async function sandboxMain(): Promise<never> {
       exitCode = 1;
     }
     send({ type: "result", exitCode });
-    process.exit(0);
+    return waitToBeKilled();
   } catch (error) {
     try {
       send({ type: "fatal", message: String(error instanceof Error ? error.message : error) });

@@ -275,6 +275,10 @@ export class SandboxPool {
       };
       const elapsedMs = () => Math.round(performance.now() - (startedAtMs ?? performance.now()));
       const onAbort = () => finish(new SandboxInfraError("run aborted (shutdown)"));
+      const stopForMemory = () => {
+        stderr.append(`\nMemoryError: the run used more than its ${mib(this.options.memoryBytes)} MiB of memory and was stopped\n`);
+        finish({ exitCode: EXIT_CODE_MEMORY, durationMs: elapsedMs() });
+      };
       signal?.addEventListener("abort", onAbort, { once: true });
 
       child.onMessage((message) => {
@@ -285,10 +289,7 @@ export class SandboxPool {
             // The hard deadline: SIGKILL of the process group, whatever the code is doing.
             timers.push(setTimeout(() => finish({ exitCode: EXIT_CODE_TIMEOUT, durationMs: timeoutMs }), timeoutMs));
             // The memory ceiling, measured from outside like the deadline (memory-watch.ts).
-            memoryWatch = watchResidentMemory(child.pid, this.options.memoryBytes + MEMORY_WATCH_SLACK_BYTES, () => {
-              stderr.append(`\nMemoryError: the run used more than its ${mib(this.options.memoryBytes)} MiB of memory and was stopped\n`);
-              finish({ exitCode: EXIT_CODE_MEMORY, durationMs: elapsedMs() });
-            });
+            memoryWatch = watchResidentMemory(child.pid, this.options.memoryBytes + MEMORY_WATCH_SLACK_BYTES, stopForMemory);
             return;
           case "stdout":
             stdout.append(message.text);
@@ -299,7 +300,10 @@ export class SandboxPool {
           case "result":
             // Validated (0–255) by parseChildMessage; a frame forged by user code can only end its own run early.
             if (startedAtMs === undefined) finish(new SandboxInfraError("result before start"));
-            else finish({ exitCode: message.exitCode, durationMs: elapsedMs() });
+            // However late this frame is read, the run's peak decides first (a sample may not have run since).
+            // Our child waits to be killed after its result, so "ended" means user code ended the process after
+            // writing the frame, taking its peak with it: not believed, the exit path reports the run.
+            else if (memoryWatch?.check() === "within") finish({ exitCode: message.exitCode, durationMs: elapsedMs() });
             return;
           case "ready":
           case "fatal":
