@@ -24,6 +24,7 @@
  * LanceDB's files go into a temporary folder, removed afterwards.
  */
 import { rmSync } from "node:fs";
+import { dot } from "../../src/search/embedder/vector";
 import { floatsOfBlob } from "../../src/search/sql";
 import { searchKnowledgeBase } from "../../src/search/service";
 import { resolveSearchScope, scopesOfSearch } from "../../src/search/scopes";
@@ -222,15 +223,7 @@ function recallOf(query: Float32Array, exact: readonly { chunkId: number; simila
 }
 
 function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    aa += a[i]! * a[i]!;
-    bb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(aa * bb);
+  return dot(a, b) / Math.sqrt(dot(a, a) * dot(b, b));
 }
 
 const recallText = (r: Recall) => `${r.byId.toFixed(3)} by id, ${r.byDistance.toFixed(3)} by distance`;

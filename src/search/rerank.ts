@@ -3,6 +3,7 @@
  * candidates from their features (rank/features.ts).
  */
 import type { Candidate, GatheredCandidates } from "./candidates";
+import { dot } from "./embedder/vector";
 import { candidateTextOf } from "./passage-text";
 import { candidateFeatures, type FeatureVector } from "./rank/features";
 import { scoreCandidate, type RankerModel } from "./rank/model";
@@ -51,10 +52,4 @@ export async function candidateFeatureRows(
     const signals = { cosine: cosineOf(candidate.chunkId), titleCosine, bestCosine, mentioned: gathered.mentioned };
     return [{ candidate, citationPath: row.citation_path, features: candidateFeatures(text, index.candidateFields.of(text), gathered.analysed, stats, signals) }];
   });
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
-  return sum;
 }
