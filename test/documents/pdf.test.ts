@@ -150,6 +150,28 @@ describe("warm parser children", () => {
     expect(pdfChildPidsOfWarm()).toEqual([]);
   });
 
+  test("a warm child killed by a deadline before it was ready is replaced, and the PDF gets the deadline's error", async () => {
+    const others = new Set(pdfChildPids());
+    const pdfChildPidsOfWarm = () => pdfChildPids().filter((pid) => !others.has(pid));
+    const warm = createPdfParser({ childrenMax: 2, memoryBytes: MEMORY_BYTES });
+    try {
+      // Not awaited: the request takes the warm child while it is still loading pdf.js.
+      void warm.warmUp(1);
+      const [starting] = pdfChildPidsOfWarm();
+      const error = await rejection(warm.inspectPdf(textPdf({ pageCount: 1 }), { timeoutMs: 5 }));
+      expect(error).toMatchObject({ code: "invalid_pdf", details: "the PDF could not be parsed within 5 ms" });
+      let replaced: number[] = [];
+      for (let waitedMs = 0; waitedMs < TIMEOUT_MS && replaced.length === 0; waitedMs += 20) {
+        await Bun.sleep(20);
+        replaced = pdfChildPidsOfWarm().filter((pid) => pid !== starting);
+      }
+      expect(replaced).toHaveLength(1);
+      expect(await warm.inspectPdf(textPdf({ pageCount: 2 }), { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 2 });
+    } finally {
+      warm.close();
+    }
+  });
+
   test("a child that cannot start is not started again and again", async () => {
     const log = join(tmpdir(), `regkb-pdf-starts-${process.pid}`);
     const starts = () => (existsSync(log) ? readFileSync(log, "utf8").length : 0);

@@ -82,9 +82,9 @@ export function createPdfParser(options: PdfParserOptions): PdfParser {
     alive.add(child);
     void child.process.exited.then(async () => {
       alive.delete(child);
-      // Replace a warm child that was retired or killed, but never one that failed to start:
-      // a build whose parser cannot start must not respawn it in a loop.
-      if (await child.started()) keepWarm();
+      // Replace a warm child that was retired or killed (even while it started), but never one
+      // that failed to start by itself: a build whose parser cannot start must not respawn it in a loop.
+      if (child.killedWhileStarting || (await child.started())) keepWarm();
     });
     return child;
   }
@@ -190,6 +190,9 @@ function checkEnvelope(bytes: Uint8Array): void {
 class PdfChild {
   readonly process: Bun.Subprocess<"pipe", "pipe", "ignore">;
   dead = false;
+  /** Killed by this process (a deadline, an abort, close) before it said whether it started. */
+  killedWhileStarting = false;
+  private startSettled = false;
   requestsServed = 0;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly lines: AsyncGenerator<string | null>;
@@ -209,10 +212,15 @@ class PdfChild {
       this.dead = true;
     });
     this.lines = readLines(this.process.stdout, replyBytesMax);
-    this.ready = this.lines.next().then(
-      (first) => first.value === READY_LINE,
-      () => false,
-    );
+    this.ready = this.lines
+      .next()
+      .then(
+        (first) => first.value === READY_LINE,
+        () => false,
+      )
+      .finally(() => {
+        this.startSettled = true;
+      });
   }
 
   /** Resolves once the child is ready (true) or has failed to start (false). */
@@ -234,6 +242,9 @@ class PdfChild {
     try {
       if (!(await this.ready)) {
         this.kill();
+        // Killed before it was ready, by the deadline or an abort: that is the answer, not a failed start.
+        parse.signal?.throwIfAborted();
+        if (timedOut) return deadlinePassed(parse.timeoutMs);
         // Not the file's fault: this build's parser cannot start (logged as an internal error).
         throw new Error("the PDF parser child failed to start");
       }
@@ -254,9 +265,7 @@ class PdfChild {
       // However late the reply is read, the parse's peak decides (a sample may not have run since).
       memoryWatch.check();
       parse.signal?.throwIfAborted();
-      if (timedOut) {
-        return { ok: false, code: "invalid_pdf", details: `the PDF could not be parsed within ${parse.timeoutMs} ms` };
-      }
+      if (timedOut) return deadlinePassed(parse.timeoutMs);
       if (memoryExceeded) {
         return { ok: false, code: "invalid_pdf", details: `the PDF needs more than the ${mib(this.memoryBytes)} MiB of memory a parse may use` };
       }
@@ -276,10 +285,15 @@ class PdfChild {
   }
 
   kill(): void {
+    if (!this.startSettled) this.killedWhileStarting = true;
     this.dead = true;
     clearTimeout(this.idleTimer);
     this.process.kill("SIGKILL");
   }
+}
+
+function deadlinePassed(timeoutMs: number): PdfChildReply {
+  return { ok: false, code: "invalid_pdf", details: `the PDF could not be parsed within ${timeoutMs} ms` };
 }
 
 function mib(bytes: number): number {
