@@ -191,8 +191,8 @@ describe("three nodes on one PostgreSQL database", () => {
       );
       for (const created of [...screenings, ...executions]) expect(created.status, JSON.stringify(created.body)).toBe(202);
       await until(async () => (await victimHolds()).length === 2, "the victim to run a screening and an execution");
-      // Ingestion is the shortest: uploaded once the others run, and the victim is killed while it ingests. One that
-      // ends before it is seen held is followed by the next PDF.
+      // Ingestion is the shortest: a PDF goes up once the screening and the execution run, and the victim is killed
+      // while it ingests. One ingested before it is seen held is followed by the next PDF.
       for (const file of INGESTED_PDFS) {
         documents.push(await upload(victim, key, file));
         if (await holdsWithin(victimHolds, 3, 2_000)) break;
