@@ -119,11 +119,25 @@ function pdfChildPids(): number[] {
   return pids;
 }
 
+/** Pids of PDF children started from now on: children of the other parsers in this file are not theirs. */
+function pdfChildPidsFromNowOn(): () => number[] {
+  const others = new Set(pdfChildPids());
+  return () => pdfChildPids().filter((pid) => !others.has(pid));
+}
+
+/** Waits up to TIMEOUT_MS for children other than `old` among `pids()`, and returns them. */
+async function replacementsOf(old: number | undefined, pids: () => number[]): Promise<number[]> {
+  let replaced: number[] = [];
+  for (let waitedMs = 0; waitedMs < TIMEOUT_MS && replaced.length === 0; waitedMs += 20) {
+    await Bun.sleep(20);
+    replaced = pids().filter((pid) => pid !== old);
+  }
+  return replaced;
+}
+
 describe("warm parser children", () => {
   test("warmUp starts a ready child that outlives its idle time, serves the first PDF, and is replaced when killed", async () => {
-    // Children of the other parsers in this file are not this one's.
-    const others = new Set(pdfChildPids());
-    const pdfChildPidsOfWarm = () => pdfChildPids().filter((pid) => !others.has(pid));
+    const pdfChildPidsOfWarm = pdfChildPidsFromNowOn();
     const warm = createPdfParser({ childrenMax: 2, memoryBytes: MEMORY_BYTES, idleMs: 50 });
     try {
       await warm.warmUp(1);
@@ -136,12 +150,7 @@ describe("warm parser children", () => {
 
       const big = textPdf({ pages: Array.from({ length: 300 }, (_, i) => Array.from({ length: 50 }, (_, l) => `Page ${i} line ${l}.`)) });
       await rejection(warm.extractPageTexts(big, { timeoutMs: 5 }));
-      let replaced: number[] = [];
-      for (let waitedMs = 0; waitedMs < TIMEOUT_MS && replaced.length === 0; waitedMs += 20) {
-        await Bun.sleep(20);
-        replaced = pdfChildPidsOfWarm().filter((pid) => pid !== first);
-      }
-      expect(replaced).toHaveLength(1);
+      expect(await replacementsOf(first, pdfChildPidsOfWarm)).toHaveLength(1);
       expect(pdfChildPidsOfWarm()).not.toContain(first!);
     } finally {
       warm.close();
@@ -151,8 +160,7 @@ describe("warm parser children", () => {
   });
 
   test("a warm child killed by a deadline before it was ready is replaced, and the PDF gets the deadline's error", async () => {
-    const others = new Set(pdfChildPids());
-    const pdfChildPidsOfWarm = () => pdfChildPids().filter((pid) => !others.has(pid));
+    const pdfChildPidsOfWarm = pdfChildPidsFromNowOn();
     const warm = createPdfParser({ childrenMax: 2, memoryBytes: MEMORY_BYTES });
     try {
       // Not awaited: the request takes the warm child while it is still loading pdf.js.
@@ -160,12 +168,7 @@ describe("warm parser children", () => {
       const [starting] = pdfChildPidsOfWarm();
       const error = await rejection(warm.inspectPdf(textPdf({ pageCount: 1 }), { timeoutMs: 5 }));
       expect(error).toMatchObject({ code: "invalid_pdf", details: "the PDF could not be parsed within 5 ms" });
-      let replaced: number[] = [];
-      for (let waitedMs = 0; waitedMs < TIMEOUT_MS && replaced.length === 0; waitedMs += 20) {
-        await Bun.sleep(20);
-        replaced = pdfChildPidsOfWarm().filter((pid) => pid !== starting);
-      }
-      expect(replaced).toHaveLength(1);
+      expect(await replacementsOf(starting, pdfChildPidsOfWarm)).toHaveLength(1);
       expect(await warm.inspectPdf(textPdf({ pageCount: 2 }), { timeoutMs: TIMEOUT_MS })).toEqual({ pages: 2 });
     } finally {
       warm.close();
